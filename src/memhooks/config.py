@@ -1,0 +1,105 @@
+"""Settings from the environment (standard library only; used on hot paths)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+APP = "memhooks"
+DB_NAME = "memhooks.db"
+LOG_NAME = "memhooks.log"
+
+MiB = 1024 * 1024
+
+
+def _env_num(name: str, default: float, cast=float):
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        val = cast(raw)
+    except ValueError:
+        return default
+    return val if val >= 0 else default
+
+
+def user_data_dir() -> str:
+    """Same answer as platformdirs.user_data_dir('memhooks') without importing it."""
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~/Library/Application Support"), APP)
+    if sys.platform.startswith("win"):
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+        return os.path.join(base, APP, APP)
+    base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
+    return os.path.join(base, APP)
+
+
+def db_path() -> str:
+    """`MEMHOOKS_DB`, else `$CLAUDE_PLUGIN_DATA/memhooks.db`, else the user data dir."""
+    explicit = os.environ.get("MEMHOOKS_DB", "").strip()
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    plugin_data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    if plugin_data:
+        return os.path.join(os.path.abspath(plugin_data), DB_NAME)
+    return os.path.join(user_data_dir(), DB_NAME)
+
+
+def log_path(db: str | None = None) -> str:
+    return os.path.join(os.path.dirname(db or db_path()), LOG_NAME)
+
+
+def project_dir(cwd: str | None = None) -> str:
+    """Canonical project key: `CLAUDE_PROJECT_DIR`, else the given cwd, else os.getcwd()."""
+    raw = os.environ.get("CLAUDE_PROJECT_DIR", "").strip() or (cwd or "")
+    if not raw:
+        try:
+            raw = os.getcwd()
+        except OSError:
+            return ""
+    try:
+        return os.path.realpath(raw)
+    except (OSError, ValueError):
+        return raw
+
+
+def tier1_ttl_s() -> float:
+    return _env_num("MEMHOOKS_TIER1_TTL_S", 24 * 3600.0)
+
+
+def tier1_negative_ttl_s() -> float:
+    return _env_num("MEMHOOKS_TIER1_NEGATIVE_TTL_S", 6 * 3600.0)
+
+
+def tier2_ttl_s() -> float:
+    return _env_num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0)
+
+
+def max_doc_bytes() -> int:
+    """Cap for one captured document (default 2 MiB)."""
+    return int(_env_num("MEMHOOKS_MAX_DOC_BYTES", 2 * MiB, int))
+
+
+def max_write_bytes() -> int:
+    """Cap for a body written back explicitly with `lc-cache-write tier2` (default 16 MiB)."""
+    return max(max_doc_bytes(), int(_env_num("MEMHOOKS_MAX_WRITE_BYTES", 16 * MiB, int)))
+
+
+MAX_EVENT_BYTES = 16 * MiB
+STUB_HEAD_BYTES = 64 * 1024
+
+
+def offline() -> bool:
+    return os.environ.get("MEMHOOKS_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def top_n() -> int:
+    return max(1, int(_env_num("MEMHOOKS_TOP_N", 20, int)))
+
+
+def warm_budget_s() -> float:
+    return _env_num("MEMHOOKS_WARM_BUDGET_S", 2.0)
+
+
+def context7_api_url() -> str:
+    return (os.environ.get("CONTEXT7_API_URL", "").strip() or "https://context7.com/api").rstrip("/")

@@ -1,0 +1,60 @@
+"""Error log beside the DB (standard library only; used on hot paths).
+
+Hooks never print tracebacks: they write them here. The log rotates at 1 MiB
+(one old file kept), is created 0600, and never records the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+MAX_LOG_BYTES = 1024 * 1024
+
+
+def _path() -> str:
+    from memhooks.config import log_path
+
+    return log_path()
+
+
+def log_error(message: str) -> None:
+    """Append one line; never raises."""
+    try:
+        path = _path()
+        folder = os.path.dirname(path)
+        if folder and not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        try:
+            if os.path.getsize(path) > MAX_LOG_BYTES:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        line = f"{stamp} pid={os.getpid()} {message}".replace("\x00", "")
+        if not line.endswith("\n"):
+            line += "\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - the log must never break a hook
+        pass
+
+
+def log_exception(context: str) -> None:
+    """Log the current exception with its traceback (redacted); never raises."""
+    try:
+        import traceback
+
+        text = traceback.format_exc()
+        try:
+            from memhooks.redact import redact_text
+
+            text = redact_text(text)
+        except Exception:  # noqa: BLE001
+            pass
+        log_error(f"{context}: {text}")
+    except Exception:  # noqa: BLE001
+        pass

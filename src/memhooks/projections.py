@@ -1,0 +1,177 @@
+"""Writes to the projection tables (standard library only: lc-cache-write uses it too).
+
+Every write goes through SQL parameters. Text is redacted here, the one choke
+point before anything reaches a projection. Callers own the transaction.
+"""
+
+from __future__ import annotations
+
+import time
+
+from memhooks.names import library_key, normalize, topic_key
+from memhooks.redact import redact_text
+
+TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
+
+
+def normalise_for_hash(text: str) -> str:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
+def content_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text, False
+    kept = data[:max_bytes].decode("utf-8", "ignore")
+    note = TRUNCATION_NOTE.format(orig=len(data), kept=len(kept.encode("utf-8")))
+    return kept + note, True
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def upsert_document(conn, *, project: str, source: str, source_tool: str, content: str,
+                    title: str | None = None, type: str | None = None, url: str | None = None,
+                    library_id: str | None = None, topic: str | None = None,
+                    version: str | None = None, metadata: dict | str | None = None,
+                    session_id: str | None = None, tool: str | None = None,
+                    max_bytes: int | None = None, now: float | None = None) -> tuple[int, bool]:
+    """Insert a document unless its content_hash exists. Returns (id, created)."""
+    if max_bytes is None:
+        from memhooks.config import max_doc_bytes
+
+        max_bytes = max_doc_bytes()
+    now = time.time() if now is None else now
+    content, truncated = cap_text(redact_text(content), max_bytes)
+    digest = content_hash(content)
+    row = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
+    if row:
+        return row[0], False
+    if metadata is not None and not isinstance(metadata, str):
+        import json
+
+        metadata = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+    cur = conn.execute(
+        "INSERT INTO documents (project, source, source_tool, title, content, content_hash, type,"
+        " metadata, memory_session_id, access_count, created_at, created_at_epoch, url,"
+        " library_id, topic, version, bytes, tool, truncated)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            project or "", redact_text(source or ""), source_tool, redact_text(title) if title else title,
+            content, digest, type or "library-docs", redact_text(metadata) if metadata else None,
+            session_id, _iso(now), int(now), redact_text(url) if url else url, library_id, topic,
+            version, len(content.encode("utf-8", "surrogatepass")), tool, 1 if truncated else 0,
+        ),
+    )
+    return cur.lastrowid, True
+
+
+def add_capture(conn, *, event_id: int, document_id: int, project: str | None,
+                session_id: str | None, tool_name: str | None, captured_at: float) -> bool:
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO captures (event_id, document_id, project, session_id, tool_name,"
+        " captured_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (event_id, document_id, project, session_id, tool_name, captured_at),
+    )
+    return cur.rowcount > 0
+
+
+def upsert_library(conn, *, library_id: str, title: str | None, origin: str,
+                   description: str | None = None, code_snippets: int | None = None,
+                   reputation: str | None = None, trust_score: float | None = None,
+                   benchmark_score: float | None = None, versions: list | None = None,
+                   source: str | None = None, now: float | None = None) -> None:
+    import json
+
+    now = time.time() if now is None else now
+    lid = library_id.strip()
+    tail = lid.rstrip("/").rsplit("/", 1)[-1].lower()
+    conn.execute(
+        "INSERT INTO libraries (library_id, id_key, tail_key, title, title_key, description,"
+        " code_snippets, reputation, trust_score, benchmark_score, versions, source, origin, last_seen)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (library_id) DO UPDATE SET title = excluded.title,"
+        " title_key = excluded.title_key, description = coalesce(excluded.description, description),"
+        " code_snippets = coalesce(excluded.code_snippets, code_snippets),"
+        " reputation = coalesce(excluded.reputation, reputation),"
+        " trust_score = coalesce(excluded.trust_score, trust_score),"
+        " benchmark_score = coalesce(excluded.benchmark_score, benchmark_score),"
+        " versions = CASE WHEN excluded.versions = '[]' THEN versions ELSE excluded.versions END,"
+        " source = coalesce(excluded.source, source), last_seen = excluded.last_seen",
+        (
+            lid, library_key(lid), tail, title, (title or "").strip().lower() or None, description,
+            code_snippets, reputation, trust_score, benchmark_score,
+            json.dumps(list(versions or [])), source, origin, now,
+        ),
+    )
+
+
+PROTECTED_ORIGINS = ("capture", "write")
+
+
+def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origin: str,
+                 ttl_s: float, ecosystem: str | None = None, version: str | None = None,
+                 versioned_id: str | None = None, matched: str | None = None,
+                 now: float | None = None) -> bool:
+    """Write a tier1 entry. A warm (origin warm-*) never replaces a fresh entry that
+    came from a capture or an explicit write. Returns whether a row was written."""
+    now = time.time() if now is None else now
+    key = normalize(name, ecosystem)
+    if not key:
+        return False
+    guard = ""
+    if origin.startswith("warm"):
+        guard = (" WHERE tier1.origin NOT IN ('capture', 'write') OR tier1.expires_at <= excluded.resolved_at"
+                 " OR (tier1.library_id IS NULL AND excluded.library_id IS NOT NULL)")
+    cur = conn.execute(
+        "INSERT INTO tier1 (project, name_key, name, ecosystem, library_id, version, versioned_id,"
+        " matched, origin, resolved_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (project, name_key) DO UPDATE SET name = excluded.name,"
+        " ecosystem = coalesce(excluded.ecosystem, tier1.ecosystem), library_id = excluded.library_id,"
+        " version = coalesce(excluded.version, tier1.version), versioned_id = excluded.versioned_id,"
+        " matched = excluded.matched, origin = excluded.origin, resolved_at = excluded.resolved_at,"
+        " expires_at = excluded.expires_at" + guard,
+        (project or "", key, name, ecosystem, library_id, version, versioned_id, matched, origin,
+         now, now + ttl_s),
+    )
+    return cur.rowcount > 0
+
+
+def upsert_tier2(conn, *, library_id: str, topic: str, document_id: int, origin: str,
+                 ttl_s: float, now: float | None = None) -> None:
+    now = time.time() if now is None else now
+    conn.execute(
+        "INSERT INTO tier2 (library_key, topic_key, library_id, topic, document_id, origin,"
+        " fetched_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (library_key, topic_key) DO UPDATE SET library_id = excluded.library_id,"
+        " topic = excluded.topic, document_id = excluded.document_id, origin = excluded.origin,"
+        " fetched_at = excluded.fetched_at, expires_at = excluded.expires_at",
+        (library_key(library_id), topic_key(topic), library_id, topic, document_id, origin,
+         now, now + ttl_s),
+    )
+
+
+def count(conn, *, project: str, tier: str, outcome: str, now: float | None = None) -> None:
+    conn.execute(
+        "INSERT INTO counters (project, tier, outcome, count, last_at) VALUES (?, ?, ?, 1, ?)"
+        " ON CONFLICT (project, tier, outcome) DO UPDATE SET count = count + 1,"
+        " last_at = excluded.last_at",
+        (project or "", tier, outcome, time.time() if now is None else now),
+    )
+
+
+def touch_documents(conn, ids, now: float | None = None) -> None:
+    """Count a retrieval of each document."""
+    now = int(time.time() if now is None else now)
+    conn.executemany(
+        "UPDATE documents SET access_count = access_count + 1, last_accessed_epoch = ? WHERE id = ?",
+        [(now, i) for i in ids],
+    )

@@ -1,0 +1,37 @@
+"""`memhooks replay FILE.jsonl`: recorded hook payloads through the capture path."""
+
+from __future__ import annotations
+
+import sys
+
+from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
+from memhooks.journal import append, prepare
+from memhooks.store import connect, transaction
+
+
+def replay_file(path: str) -> dict:
+    """Journal each non-blank line as one hook event, then ingest. `-` reads stdin."""
+    db = db_path()
+    conn = connect(db)
+    events = 0
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        try:
+            with transaction(conn):
+                for line in stream:
+                    if not line.strip():
+                        continue
+                    raw = line.rstrip(b"\r\n")
+                    payload, error = prepare(raw[:MAX_EVENT_BYTES], len(raw))
+                    append(conn, payload, size=len(raw), project=project_dir(), error=error)
+                    events += 1
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+        from memhooks.ingest import ingest_pending
+
+        report = ingest_pending(conn, db)
+    finally:
+        conn.close()
+    return {"events": events, "done": report.done, "skipped": report.skipped,
+            "failed": report.failed, "documents_created": report.documents_created}

@@ -1,0 +1,90 @@
+"""Shared test helpers: real SQLite files in temp dirs, hooks run as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = ROOT / "hooks"
+BIN = ROOT / "bin"
+PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """A fresh store path, exported as MEMHOOKS_DB for this test and its subprocesses."""
+    db = tmp_path / "data" / "memhooks.db"
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("MEMHOOKS_DB", str(db))
+    monkeypatch.setenv("MEMHOOKS_PYTHON", sys.executable)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    monkeypatch.setenv("MEMHOOKS_OFFLINE", "1")
+    monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
+    monkeypatch.delenv("CONTEXT7_API_URL", raising=False)
+    monkeypatch.delenv("CONTEXT7_API_KEY", raising=False)
+    return db
+
+
+def run(argv, *, stdin: bytes | str | None = None, env: dict | None = None, timeout: float = 60,
+        **kw) -> subprocess.CompletedProcess:
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    return subprocess.run([str(a) for a in argv], input=stdin, capture_output=True,
+                          env=env if env is not None else os.environ.copy(), timeout=timeout, **kw)
+
+
+def run_hook(name: str, payload, *, env: dict | None = None, timeout: float = 60):
+    data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
+    return run([HOOKS / name], stdin=data, env=env, timeout=timeout)
+
+
+def load_payload(name: str) -> dict:
+    return json.loads((PAYLOADS / f"{name}.json").read_text())
+
+
+def db_rows(db, sql: str, params=()) -> list[tuple]:
+    conn = sqlite3.connect(str(db))
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def ingest(db) -> None:
+    """Run the real ingester in-process (what every reader does before reading)."""
+    from memhooks.ingest import ingest_pending
+    from memhooks.store import connect
+
+    conn = connect(str(db))
+    try:
+        ingest_pending(conn, str(db))
+    finally:
+        conn.close()
+
+
+def wait_idle(db, timeout: float = 20) -> None:
+    """Wait for detached ingesters (they hold the ingest lock) to finish."""
+    import fcntl
+    import time
+
+    lock = str(db) + ".ingest.lock"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not os.path.exists(lock):
+            return
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            time.sleep(0.05)
+        finally:
+            os.close(fd)
