@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from memhooks.names import library_key, lookup_keys, topic_key
+from memhooks.names import library_key, lookup_keys, loose_key, topic_key
 
 CACHE_WRITE_EVENT = "CacheWrite"
 
@@ -25,20 +25,20 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
     if not keys:
         return None
     marks = ",".join("?" * len(keys))
-    cols = "library_id, version, versioned_id, origin, matched, name, project"
-    row = conn.execute(
-        f"SELECT {cols} FROM tier1 WHERE project = ? AND name_key IN ({marks})"
-        " AND expires_at > ? AND library_id IS NOT NULL ORDER BY resolved_at DESC LIMIT 1",
-        (project or "", *keys, now),
-    ).fetchone()
-    scope = "project"
-    if row is None:
-        row = conn.execute(
-            f"SELECT {cols} FROM tier1 WHERE name_key IN ({marks}) AND expires_at > ?"
-            " AND library_id IS NOT NULL ORDER BY resolved_at DESC LIMIT 1",
-            (*keys, now),
-        ).fetchone()
-        scope = "global"
+    cols = "library_id, version, versioned_id, origin, matched"
+    fresh = " AND expires_at > ? AND library_id IS NOT NULL ORDER BY resolved_at DESC LIMIT 1"
+    loose = loose_key(name)
+    attempts = (
+        ("project", f"project = ? AND name_key IN ({marks})", (project or "", *keys)),
+        ("project", "project = ? AND loose_key = ?", (project or "", loose)),
+        ("global", f"name_key IN ({marks})", tuple(keys)),
+        ("global", "loose_key = ?", (loose,)),
+    )
+    row = None
+    for scope, where, params in attempts:
+        row = conn.execute(f"SELECT {cols} FROM tier1 WHERE {where}{fresh}", (*params, now)).fetchone()
+        if row is not None:
+            break
     if row is not None:
         return {
             "name": name, "library_id": row[0], "version": row[1], "versioned_id": row[2],

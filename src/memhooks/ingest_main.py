@@ -22,9 +22,12 @@ def main(args: list[str]) -> int:
         from memhooks.config import db_path
 
         db = db_path()
+        background = "--background" in args
         fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # In the background, a running ingester is enough; in the foreground
+            # (a reader that needs fresh answers) wait for it, then look again.
+            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if background else 0))
         except OSError:
             os.close(fd)
             return 0

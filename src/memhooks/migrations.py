@@ -183,3 +183,16 @@ def m003_libraries_and_tiers(conn):
             until REAL
         )""",
     )
+
+
+@migration
+def m004_tier1_loose_key(conn):
+    """A spelling-insensitive key (PEP 503 folding of `-`, `_`, `.` and case) so a
+    name written without its ecosystem is found under any spelling."""
+    from memhooks.names import loose_key
+
+    conn.execute("ALTER TABLE tier1 ADD COLUMN loose_key TEXT")
+    rows = conn.execute("SELECT rowid, coalesce(name, name_key) FROM tier1").fetchall()
+    conn.executemany("UPDATE tier1 SET loose_key = ? WHERE rowid = ?",
+                     [(loose_key(name), rowid) for rowid, name in rows])
+    conn.execute("CREATE INDEX tier1_loose_key ON tier1(loose_key)")

@@ -45,6 +45,11 @@ def lookup_keys(name: str) -> list[str]:
     return [k for k in keys if k]
 
 
+def loose_key(name: str) -> str:
+    """Spelling-insensitive key: case, and runs of `-`, `_`, `.` folded (PEP 503 style)."""
+    return _pep503(name or "")
+
+
 def topic_key(topic: str) -> str:
     """tier2 topic key: case- and whitespace-insensitive."""
     return " ".join((topic or "").lower().split())

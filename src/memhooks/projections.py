@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from memhooks.names import library_key, normalize, topic_key
+from memhooks.names import library_key, loose_key, normalize, topic_key
 from memhooks.redact import redact_text
 
 TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
@@ -132,15 +132,16 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
         guard = (" WHERE tier1.origin NOT IN ('capture', 'write') OR tier1.expires_at <= excluded.resolved_at"
                  " OR (tier1.library_id IS NULL AND excluded.library_id IS NOT NULL)")
     cur = conn.execute(
-        "INSERT INTO tier1 (project, name_key, name, ecosystem, library_id, version, versioned_id,"
-        " matched, origin, resolved_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO tier1 (project, name_key, loose_key, name, ecosystem, library_id, version,"
+        " versioned_id, matched, origin, resolved_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (project, name_key) DO UPDATE SET name = excluded.name,"
         " ecosystem = coalesce(excluded.ecosystem, tier1.ecosystem), library_id = excluded.library_id,"
         " version = coalesce(excluded.version, tier1.version), versioned_id = excluded.versioned_id,"
         " matched = excluded.matched, origin = excluded.origin, resolved_at = excluded.resolved_at,"
         " expires_at = excluded.expires_at" + guard,
-        (project or "", key, name, ecosystem, library_id, version, versioned_id, matched, origin,
-         now, now + ttl_s),
+        (project or "", key, loose_key(name), name, ecosystem, library_id, version, versioned_id,
+         matched, origin, now, now + ttl_s),
     )
     return cur.rowcount > 0
 

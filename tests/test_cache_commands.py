@@ -1,0 +1,198 @@
+"""Issue 3: the seed-compatible lc-cache-* commands and the weaknesses they must not have."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BIN, ROOT, db_rows, run, run_hook, wait_idle
+
+SHIM = {name: ["bash", str(BIN / name)] for name in
+        ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")}
+
+
+def console(name):
+    path = shutil.which(name)
+    assert path, f"{name} console script is not installed"
+    return [path]
+
+
+@pytest.fixture(params=["shim", "console"])
+def cmd(request):
+    return (lambda name: SHIM[name]) if request.param == "shim" else console
+
+
+def test_write_then_lookup_round_trip(store, cmd):
+    r = run(cmd("lc-cache-write") + ["tier1", "react", "/facebook/react"])
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    r = run(cmd("lc-cache-lookup") + ["react"])
+    assert (r.returncode, r.stdout) == (0, b"/facebook/react\n")
+
+
+def test_miss_is_empty_output_and_exit_zero(store, cmd):
+    for argv in (["lc-cache-lookup", "nope"], ["lc-cache-lookup-docs", "/no/such", "topic"],
+                 ["lc-cache-lookup"], ["lc-cache-lookup-docs", "/only-id"], ["lc-cache-write"],
+                 ["lc-cache-write", "tier3", "a", "b"], ["lc-cache-write", "tier1", "onlyname"],
+                 ["lc-cache-write", "tier2", "/a/b", "topic", "/no/such/file"]):
+        r = run(cmd(argv[0]) + argv[1:])
+        assert (r.returncode, r.stdout) == (0, b""), argv
+
+
+def test_empty_body_writes_nothing(store, tmp_path, cmd):
+    body = tmp_path / "empty.md"
+    body.write_text("  \n")
+    assert run(cmd("lc-cache-write") + ["tier2", "/a/b", "t", body]).returncode == 0
+    assert run(cmd("lc-cache-lookup-docs") + ["/a/b", "t"]).stdout == b""
+
+
+def test_names_are_case_insensitive_and_pep503(store):
+    run(SHIM["lc-cache-write"] + ["tier1", "@Types/Node", "/definitelytyped/node"])
+    assert run(SHIM["lc-cache-lookup"] + ["@types/node"]).stdout == b"/definitelytyped/node\n"
+    run(SHIM["lc-cache-write"] + ["tier1", "Foo_Bar.baz", "/acme/foo-bar-baz"])
+    for spelling in ("foo-bar-baz", "FOO_BAR_BAZ", "foo.bar-baz"):
+        assert run(SHIM["lc-cache-lookup"] + [spelling]).stdout == b"/acme/foo-bar-baz\n", spelling
+
+
+def test_tier2_keys_do_not_collide(store, tmp_path):
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text("body for /a|b + c\n")
+    b.write_text("body for /a + b|c\n")
+    run(SHIM["lc-cache-write"] + ["tier2", "/a|b", "c", a])
+    run(SHIM["lc-cache-write"] + ["tier2", "/a", "b|c", b])
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]).stdout == a.read_bytes()
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a", "b|c"]).stdout == b.read_bytes()
+
+
+def test_five_megabyte_body_round_trips_byte_for_byte(store, tmp_path):
+    chunk = "```bash\necho \"$HOME\" 'single' `backtick` \\ $(whoami)\n```\n\ttab\n"
+    body = (chunk * (5 * 1024 * 1024 // len(chunk) + 1))[: 5 * 1024 * 1024]
+    f = tmp_path / "docs.md"
+    f.write_bytes(body.encode())
+    r = run(SHIM["lc-cache-write"] + ["tier2", "/vercel/next.js", "routing", f])
+    assert (r.returncode, r.stdout) == (0, b"")
+    r = run(SHIM["lc-cache-lookup-docs"] + ["/vercel/next.js", "routing"])
+    assert r.stdout == f.read_bytes()
+
+
+def test_many_large_entries_keep_the_store_alive(store, tmp_path):
+    for i in range(3):
+        f = tmp_path / f"{i}.md"
+        f.write_text(f"# doc {i}\n" + ("x" * 60 * 1024))
+        run(SHIM["lc-cache-write"] + ["tier2", f"/org/lib{i}", "topic", f])
+    for i in range(3):
+        out = run(SHIM["lc-cache-lookup-docs"] + [f"/org/lib{i}", "topic"]).stdout
+        assert out.startswith(f"# doc {i}\n".encode()) and len(out) > 60 * 1024
+    assert run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"]).returncode == 0
+    assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    assert db_rows(store, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_topic_matching_ignores_case_and_spacing(store, tmp_path):
+    f = tmp_path / "d.md"
+    f.write_text("the docs\n")
+    run(SHIM["lc-cache-write"] + ["tier2", "/facebook/react", "useEffect Cleanup", f])
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/Facebook/React/", "  useeffect   cleanup "]).stdout \
+        == b"the docs\n"
+
+
+def test_tier2_expires_after_its_ttl(store, tmp_path, monkeypatch):
+    f = tmp_path / "d.md"
+    f.write_text("short-lived docs\n")
+    monkeypatch.setenv("MEMHOOKS_TIER2_TTL_S", "1")
+    run(SHIM["lc-cache-write"] + ["tier2", "/a/b", "t", f])
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b"short-lived docs\n"
+    time.sleep(1.2)
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b""
+
+
+def test_projects_first_then_global_knowledge(store, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    env_other = dict(os.environ, CLAUDE_PROJECT_DIR=str(other))
+    run(SHIM["lc-cache-write"] + ["tier1", "zod", "/colinhacks/zod"], env=env_other)
+    # another project's answer is global knowledge for this one
+    assert run(SHIM["lc-cache-lookup"] + ["zod"]).stdout == b"/colinhacks/zod\n"
+    # this project's own answer wins over other projects'
+    run(SHIM["lc-cache-write"] + ["tier1", "zod", "/zod/zod-fork"])
+    assert run(SHIM["lc-cache-lookup"] + ["zod"]).stdout == b"/zod/zod-fork\n"
+    assert run(SHIM["lc-cache-lookup"] + ["zod"], env=env_other).stdout == b"/colinhacks/zod\n"
+
+
+def test_project_key_falls_back_to_the_working_directory(store, tmp_path):
+    proj = tmp_path / "cwdproj"
+    proj.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    run(SHIM["lc-cache-write"] + ["tier1", "vite", "/vitejs/vite"], env=env, cwd=proj)
+    rows = db_rows(store, "SELECT project FROM tier1 WHERE name_key = 'vite'")
+    assert rows == [(os.path.realpath(proj),)]
+
+
+def test_captured_resolve_and_docs_feed_the_cache(store):
+    from conftest import load_payload, ingest
+
+    assert run_hook("post-tool-use", load_payload("c7_resolve_react")).returncode == 0
+    docs = load_payload("c7_query_docs")
+    assert run_hook("post-tool-use", docs).returncode == 0
+    # no explicit ingest: a miss with pending events ingests before answering
+    assert run(SHIM["lc-cache-lookup"] + ["React"]).stdout == b"/facebook/react\n"
+    out = run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", docs["tool_input"]["query"]]).stdout
+    assert out.decode() == docs["tool_response"][0]["text"]
+
+
+def test_hits_and_misses_are_counted(store):
+    run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    run(SHIM["lc-cache-lookup"] + ["react"])
+    run(SHIM["lc-cache-lookup"] + ["react"])
+    run(SHIM["lc-cache-lookup"] + ["vue"])
+    run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "hooks"])
+    counts = dict(((t, o), c) for t, o, c in db_rows(store, "SELECT tier, outcome, count FROM counters"))
+    assert counts == {("tier1", "hit"): 2, ("tier1", "miss"): 1, ("tier2", "miss"): 1}
+
+
+WRITER = """
+import subprocess, sys
+for i in range(int(sys.argv[3])):
+    subprocess.run(["bash", sys.argv[1], "tier1", f"lib-{sys.argv[2]}-{i}", f"/org/lib-{sys.argv[2]}-{i}"], check=True)
+"""
+
+
+def test_concurrent_writers_do_not_overwrite_each_other(store):
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(BIN / "lc-cache-write"), str(w), "15"])
+             for w in range(6)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert db_rows(store, "SELECT count(*) FROM tier1")[0][0] == 90
+    assert db_rows(store, "SELECT count(*) FROM events WHERE hook_event_name = 'CacheWrite'"
+                          " AND state = 'done'")[0][0] == 90
+
+
+def test_cli_cache_commands_exit_non_zero_on_a_miss(store, tmp_path):
+    r = run(["memhooks", "cache", "lookup", "react", "--json"])
+    assert r.returncode == 1 and json.loads(r.stdout) == {"name": "react", "hit": False}
+    f = tmp_path / "d.md"
+    f.write_text("docs body\n")
+    assert run(["memhooks", "cache", "write", "tier2", "/facebook/react", "hooks", f]).returncode == 0
+    assert run(["memhooks", "cache", "write", "tier1", "react", "/facebook/react"]).returncode == 0
+    r = run(["memhooks", "cache", "lookup", "REACT", "--json"])
+    assert r.returncode == 0 and json.loads(r.stdout)["library_id"] == "/facebook/react"
+    r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", "hooks"])
+    assert (r.returncode, r.stdout) == (0, b"docs body\n")
+    r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", "other"])
+    assert r.returncode == 1
+    r = run(["memhooks", "cache", "write", "tier2", "/a/b", "t", tmp_path / "missing.md"])
+    assert r.returncode != 0 and len(r.stderr.decode().strip().splitlines()) == 1
+
+
+def test_write_survives_reindex(store, tmp_path):
+    f = tmp_path / "d.md"
+    f.write_text("written docs\n")
+    run(SHIM["lc-cache-write"] + ["tier2", "/a/b", "t", f])
+    run(SHIM["lc-cache-write"] + ["tier1", "ab", "/a/b"])
+    assert run(["memhooks", "reindex"]).returncode == 0
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b"written docs\n"
+    assert run(SHIM["lc-cache-lookup"] + ["ab"]).stdout == b"/a/b\n"
