@@ -51,10 +51,10 @@ def parse_retry_after(value: str | None) -> float:
 def _results(body) -> list[dict] | None:
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         return None
-    out = []
-    for r in body["results"]:
-        if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"].startswith("/"):
-            out.append(r)
+    out = [r for r in body["results"]
+           if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"].startswith("/")]
+    if body["results"] and not out:
+        return None  # results, but none usable: a malformed answer, not "not found"
     return out
 
 
