@@ -259,3 +259,29 @@ def test_no_project_files_prints_nothing(store, tmp_path, api):
     out, _ = session_start(empty, env=env)
     assert out is None
     assert api.log == []
+
+
+def test_fast_path_imports_only_the_standard_library(project, api):
+    import sys
+
+    from conftest import ROOT
+
+    serve_search(api)
+    session_start(project)  # first warm (slow path) fills tier1 and the fingerprint
+    heavy = ["pydantic", "sqlite_utils", "click", "httpx", "mcp", "rich", "anyio"]
+    probe = (
+        "import sys, io\n"
+        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'))\n"
+        "from memhooks.hooks import session_start\n"
+        "session_start()\n"
+        f"print()\nprint(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))\n"
+    )
+    env = dict(os.environ, MEMHOOKS_NO_SPAWN="1")
+    r = run([sys.executable, "-I", "-S", "-c", probe], env=env)
+    assert r.returncode == 0, r.stderr
+    out, modules = r.stdout.decode().rsplit("\n", 2)[0], r.stdout.decode().splitlines()[-1]
+    assert "/facebook/react" in out
+    assert modules == "[]"
+    n = len(api.log)
+    assert n == len(api.log)

@@ -20,6 +20,9 @@ def _setup_path() -> None:
 
 
 def main(argv: list[str]) -> int:
+    # Hooks start a fresh interpreter for every tool call: keep the compiled
+    # modules even where PYTHONDONTWRITEBYTECODE is set (no-op if unwritable).
+    sys.dont_write_bytecode = False
     _setup_path()
     cmd, args = (argv[0] if argv else ""), argv[1:]
     if cmd in ("post-tool-use", "session-start", "lc-cache-write", "ingest"):

@@ -67,7 +67,8 @@ def _fresh_project_entry(conn, project: str, key: str, now: float):
 def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None = None,
          progress=None) -> WarmResult:
     from memhooks.rank import rank
-    from memhooks.scan import fingerprint, scan_project
+    from memhooks.fingerprint import fingerprint
+    from memhooks.scan import scan_project
 
     started = time.monotonic()
     budget_s = config.warm_budget_s() if budget_s is None else budget_s

@@ -83,7 +83,7 @@ def api_blocked(conn, now: float) -> bool:
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
-    from memhooks.scan import fingerprint
+    from memhooks.fingerprint import fingerprint
 
     row = conn.execute(
         "SELECT fingerprint, files, dirs, ranked FROM warm_state WHERE project = ?", (project,)
