@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from memhooks.adapters import is_persisted_note, is_too_small, response_text
+from memhooks.names import pick_library
 from memhooks.records import (
     AdapterResult,
     DocumentRecord,
@@ -199,16 +200,11 @@ def _float(value: str | None) -> float | None:
 
 
 def choose_library(name: str, libraries: list[LibraryRecord]) -> tuple[LibraryRecord, str] | None:
-    """The seed's disambiguation: exact title or ID tail (case-insensitive), else first."""
-    if not libraries:
+    """The seed's disambiguation (names.pick_library): exact title or ID tail, else first."""
+    picked = pick_library(name, [(lib.library_id, lib.title) for lib in libraries])
+    if picked is None:
         return None
-    key = name.strip().lower()
-    if key:
-        for lib in libraries:
-            tail = lib.library_id.rstrip("/").rsplit("/", 1)[-1].lower()
-            if lib.title.strip().lower() == key or tail == key:
-                return lib, "exact"
-    return libraries[0], "first"
+    return libraries[picked[0]], picked[1]
 
 
 def _adapt_resolve(tool: str, tool_input: dict, text: str) -> AdapterResult:

@@ -1,0 +1,80 @@
+"""Store location, platformdirs parity, migrations and the error log."""
+
+from __future__ import annotations
+
+import os
+import platformdirs
+
+from memhooks import config, log
+from memhooks import store as store_mod
+from memhooks.migrations import MIGRATIONS
+
+
+def test_store_location_precedence(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("MEMHOOKS_DB", raising=False)
+    monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
+    assert config.db_path() == os.path.join(platformdirs.user_data_dir("memhooks", appauthor=False),
+                                            "memhooks.db")
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin"))
+    assert config.db_path() == str(tmp_path / "plugin" / "memhooks.db")
+    monkeypatch.setenv("MEMHOOKS_DB", str(tmp_path / "explicit.db"))
+    assert config.db_path() == str(tmp_path / "explicit.db")
+
+
+def test_user_data_dir_follows_xdg(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert config.user_data_dir() == platformdirs.user_data_dir("memhooks", appauthor=False)
+
+
+def test_migrations_run_once_and_are_recorded(store):
+    conn = store_mod.connect(str(store))
+    try:
+        names = [r[0] for r in conn.execute("SELECT name FROM _memhooks_migrations ORDER BY name")]
+        assert names == sorted(fn.__name__ for fn in MIGRATIONS)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert store.parent.stat().st_mode & 0o777 == 0o700
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert store_mod.apply_migrations(conn) == []  # already applied: nothing runs again
+    finally:
+        conn.close()
+
+
+def test_log_rotates_and_is_private(store, monkeypatch):
+    monkeypatch.setattr(log, "MAX_LOG_BYTES", 1000)
+    for i in range(100):
+        log.log_error(f"line {i} " + "x" * 50)
+    path = config.log_path()
+    assert os.path.getsize(path) <= 1100
+    assert os.path.exists(path + ".1")
+    assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_log_exception_redacts_secrets(store):
+    try:
+        raise RuntimeError("failed with token ghp_" + "a" * 36)
+    except RuntimeError:
+        log.log_exception("ctx")
+    text = open(config.log_path()).read()
+    assert "ghp_" + "a" * 36 not in text and "[REDACTED]" in text
+
+
+def test_project_dir_is_canonical(tmp_path, monkeypatch):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(link))
+    assert config.project_dir() == str(real)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert config.project_dir(str(link)) == str(real)
+
+
+def test_connect_creates_private_files(tmp_path):
+    db = tmp_path / "new" / "deeper" / "m.db"
+    conn = store_mod.connect(str(db))
+    conn.close()
+    assert db.stat().st_mode & 0o777 == 0o600
+    assert db.parent.stat().st_mode & 0o777 == 0o700
