@@ -327,3 +327,15 @@ def test_bin_shim_is_runnable_with_bash(store):
     assert run(["bash", BIN / "lc-cache-write", "tier1", "zod", "/colinhacks/zod"]).returncode == 0
     r = run(["bash", BIN / "lc-cache-lookup", "zod"])
     assert r.stdout == b"/colinhacks/zod\n"
+
+
+def test_reindex_keeps_access_counts(store):
+    assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
+    wait_idle(store)
+    ingest(store)
+    conn = sqlite3.connect(str(store))
+    conn.execute("UPDATE documents SET access_count = 7, last_accessed_epoch = 1234")
+    conn.commit()
+    conn.close()
+    assert run(["memhooks", "reindex"]).returncode == 0
+    assert db_rows(store, "SELECT access_count, last_accessed_epoch FROM documents") == [(7, 1234)]

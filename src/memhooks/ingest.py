@@ -216,6 +216,12 @@ def reindex(conn, db: str | None = None) -> IngestReport:
     size cap were never complete.
     """
     with transaction(conn):
+        # Access counts are reader history, not journal-derived: keep them by content.
+        conn.execute("DROP TABLE IF EXISTS temp.kept_access")
+        conn.execute(
+            "CREATE TEMP TABLE kept_access AS SELECT content_hash, access_count,"
+            " last_accessed_epoch FROM documents WHERE access_count > 0"
+        )
         for table in PROJECTION_TABLES:
             conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
         conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
@@ -226,4 +232,12 @@ def reindex(conn, db: str | None = None) -> IngestReport:
             " WHERE state IN ('done', 'skipped') OR (state = 'failed' AND payload NOT LIKE"
             " '{\"memhooks_stub\": true%')"
         )
-    return ingest_pending(conn, db)
+    report = ingest_pending(conn, db)
+    with transaction(conn):
+        conn.execute(
+            "UPDATE documents SET access_count = k.access_count,"
+            " last_accessed_epoch = k.last_accessed_epoch"
+            " FROM temp.kept_access AS k WHERE k.content_hash = documents.content_hash"
+        )
+        conn.execute("DROP TABLE temp.kept_access")
+    return report
