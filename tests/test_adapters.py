@@ -797,3 +797,13 @@ def test_route_never_raises_on_format_like_text(tool_name, pieces, name):
     assert not result.skip_reason or not result.skip_reason.startswith("adapter error")
     for doc in result.documents:
         assert len(doc.content.strip()) >= MIN_DOC_CHARS
+
+
+def test_webfetch_with_a_malformed_port_is_still_a_document():
+    from memhooks.adapters import route
+
+    event = {"hook_event_name": "PostToolUse", "tool_name": "WebFetch",
+             "tool_input": {"url": "https://127.0.0.1:<PORT>/page", "prompt": "summarise"},
+             "tool_response": {"code": 200, "result": "A summary of the page that is long enough."}}
+    result = route(event)
+    assert [d.title for d in result.documents] == ["127.0.0.1:<port>/page"]

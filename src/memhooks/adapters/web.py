@@ -33,11 +33,9 @@ def url_title(url: str) -> str:
     """``https://example.org/a/b/?q=1`` -> ``example.org/a/b``."""
     try:
         parts = urlsplit(url)
+        host = parts.netloc.rsplit("@", 1)[-1].lower()  # no credentials; .port raises on junk
     except ValueError:
         return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
     path = parts.path.rstrip("/")
     return (host + path) or url
 
