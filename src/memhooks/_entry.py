@@ -59,6 +59,12 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     try:
         code = main(sys.argv[1:])
-    except BaseException:  # noqa: BLE001 - entry points never print tracebacks
+    except BaseException as exc:  # noqa: BLE001 - entry points never print tracebacks
         code = 0
+        if sys.argv[1:2] == ["mcp"] and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            # The MCP server is not a hook: say in one line why it cannot start.
+            sys.stderr.write(f"memhooks mcp: {type(exc).__name__}: {exc}\n")
+            code = 1
+        elif isinstance(exc, SystemExit) and sys.argv[1:2] == ["mcp"]:
+            code = exc.code if isinstance(exc.code, int) else 1
     sys.exit(code)

@@ -1,0 +1,279 @@
+"""Recall benchmark: search latency over 50,000 documents, storage overhead,
+and `memhooks mcp` start-up.
+
+    python benchmarks/search.py [--docs 50000] [--rebuild] [--store PATH]
+
+Builds (once; cached at /tmp/memhooks-bench/search-<docs>.db) a store of
+realistic generated markdown documents of mixed sizes (1–20 KB, skewed towards
+small), inserted through projections.upsert_document in batched transactions.
+Then it times search.search_documents in-process over a fixed query set
+(access counting included), prints p50/p95, the DB bytes per unique content
+byte (as built, and after PRAGMA optimize + VACUUM), and the time from
+spawning `memhooks mcp` to its `initialize` response.
+
+Prints figures only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "src"))
+
+from memhooks.projections import upsert_document  # noqa: E402
+from memhooks.search import search_documents  # noqa: E402
+from memhooks.store import connect, transaction  # noqa: E402
+
+LIBRARIES = [
+    ("/facebook/react", "react"), ("/vercel/next.js", "next.js"), ("/tanstack/query", "query"),
+    ("/pallets/flask", "flask"), ("/django/django", "django"), ("/tiangolo/fastapi", "fastapi"),
+    ("/sqlalchemy/sqlalchemy", "sqlalchemy"), ("/pydantic/pydantic", "pydantic"),
+    ("/rust-lang/rust", "rust"), ("/tokio-rs/tokio", "tokio"), ("/serde-rs/serde", "serde"),
+    ("/vuejs/core", "vue"), ("/sveltejs/svelte", "svelte"), ("/expressjs/express", "express"),
+    ("/prisma/prisma", "prisma"), ("/microsoft/typescript", "typescript"),
+    ("/golang/go", "go"), ("/gin-gonic/gin", "gin"), ("/rails/rails", "rails"),
+    ("/laravel/framework", "laravel"), ("/tailwindlabs/tailwindcss", "tailwindcss"),
+    ("/vitejs/vite", "vite"), ("/pytest-dev/pytest", "pytest"), ("/numpy/numpy", "numpy"),
+    ("/pandas-dev/pandas", "pandas"), ("/psf/requests", "requests"), ("/encode/httpx", "httpx"),
+    ("/redis/redis-py", "redis"), ("/mongodb/mongo-python-driver", "pymongo"),
+    ("/upstash/context7", "context7"),
+]
+
+COMMON = ("the a to of and in is for with you that this it on be can are as use your from an by "
+          "or will not when if function component data value return request response example "
+          "file configuration server client type error default options state hook query cache "
+          "update create using call set new used object string list async await import module "
+          "api route page render props event handler test run build install version").split()
+
+CODE = [
+    "```js\nuseEffect(() => {\n  const c = connect(url);\n  return () => c.disconnect();\n}, [url]);\n```",
+    "```python\n@app.get(\"/items/{item_id}\")\nasync def read_item(item_id: int):\n    return {\"id\": item_id}\n```",
+    "```ts\nexport async function middleware(req: NextRequest) {\n  return NextResponse.redirect(new URL('/login', req.url))\n}\n```",
+    "```rust\n#[tokio::main]\nasync fn main() -> Result<(), Box<dyn Error>> {\n    let v: Value = serde_json::from_str(s)?;\n    Ok(())\n}\n```",
+    "```sql\nSELECT id, name FROM users WHERE created_at > now() - interval '1 day';\n```",
+    "```bash\npip install 'fastapi[standard]' && uvicorn main:app --reload\n```",
+    "```cpp\nstd::vector<int> v{1, 2, 3};\nfor (auto& x : v) std::cout << x << '\\n';\n```",
+]
+
+
+def _vocabulary(rng: random.Random, n: int = 20000) -> list[str]:
+    syll = ["ka", "lo", "mi", "ne", "ru", "ta", "zo", "pe", "qu", "ix", "an", "or", "el", "st",
+            "tr", "ch", "sh", "ver", "con", "pro", "ble", "ment", "tion", "ing", "er", "ize"]
+    words = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(syll) for _ in range(rng.randint(2, 4))))
+    return COMMON + sorted(words)
+
+
+def _zipf_weights(n: int) -> list[float]:
+    acc, out = 0.0, []
+    for i in range(n):
+        acc += 1.0 / (i + 1) ** 1.05
+        out.append(acc)
+    return out
+
+
+def _size(rng: random.Random) -> int:
+    # log-uniform between 1 and 20 KB
+    return int(1024 * 20 ** rng.random())
+
+
+def _doc(rng: random.Random, vocab: list[str], cum: list[float], i: int) -> dict:
+    lib, repo = LIBRARIES[i % len(LIBRARIES)]
+    target = _size(rng)
+    topic_words = rng.choices(vocab, cum_weights=cum, k=3)
+    title = f"{repo} {' '.join(topic_words)}"
+    parts = [f"### {title} ({lib})", "", f"Source: https://docs.example.com/{repo}/{'-'.join(topic_words)}/{i}", ""]
+    size = sum(len(p) + 1 for p in parts)
+    while size < target:
+        if rng.random() < 0.2:
+            block = rng.choice(CODE)
+        else:
+            words = rng.choices(vocab, cum_weights=cum, k=rng.randint(25, 90))
+            if rng.random() < 0.3:
+                words.insert(rng.randrange(len(words)), repo)
+            block = " ".join(words).capitalize() + "."
+        parts.append(block)
+        parts.append("")
+        size += len(block) + 2
+        if rng.random() < 0.08:
+            h = f"### {' '.join(rng.choices(vocab, cum_weights=cum, k=3))}"
+            parts.append(h)
+            size += len(h) + 1
+    content = "\n".join(parts)
+    kind = rng.random()
+    if kind < 0.7:
+        return dict(source=lib, source_tool="context7", type="library-docs", library_id=lib,
+                    topic=" ".join(topic_words), title=title, content=content, tool="query-docs")
+    url = f"https://blog.example.org/{repo}/{i}"
+    if kind < 0.85:
+        return dict(source=url, source_tool="exa", type="web-page", url=url, title=title,
+                    content=content, tool="web_fetch_exa")
+    return dict(source=url, source_tool="webfetch", type="web-page", url=url, title=title,
+                content=content, tool="WebFetch")
+
+
+def build(path: str, n: int, seed: int = 7) -> float:
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    rng = random.Random(seed)
+    vocab = _vocabulary(rng)
+    cum = _zipf_weights(len(vocab))
+    conn = connect(path)
+    t0 = time.perf_counter()
+    batch = 1000
+    now = time.time() - 86400 * 30
+    for start in range(0, n, batch):
+        with transaction(conn):
+            for i in range(start, min(n, start + batch)):
+                d = _doc(rng, vocab, cum, i)
+                upsert_document(conn, project="/bench/project", now=now + i, **d)
+        if (start // batch) % 10 == 0:
+            print(f"  built {min(n, start + batch):,}/{n:,} documents "
+                  f"({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return time.perf_counter() - t0
+
+
+QUERIES = [
+    # common words
+    "function", "return value", "the", "configuration options", "error handling",
+    # rare (generated) words, single and multi-word
+    "kalomi", "verconment", "shixtr", "protion chble",
+    # library names and IDs
+    "react", "next.js", "@tanstack/react-query", "/facebook/react", "fastapi", "tokio serde",
+    # multi-word, code-like
+    "useEffect cleanup disconnect", "async def read_item", "NextResponse.redirect middleware",
+    "std::vector", "c++",
+    # short, 2-char and odd
+    "go", "ui", "qu", "=>", "SELECT id FROM users",
+    # hostile
+    '"unterminated', "NEAR(a b) OR *", "x" * 2000,
+]
+
+
+def bench_queries(conn, rounds: int) -> tuple[list[float], dict[str, float], dict[str, int]]:
+    times: list[float] = []
+    per: dict[str, list[float]] = {q: [] for q in QUERIES}
+    counts: dict[str, int] = {}
+    for q in QUERIES:  # warm-up round
+        counts[q] = len(search_documents(conn, q, 10))
+    for _ in range(rounds):
+        for q in QUERIES:
+            t = time.perf_counter()
+            search_documents(conn, q, 10)
+            dt = (time.perf_counter() - t) * 1000
+            times.append(dt)
+            per[q].append(dt)
+    return times, {q: statistics.median(v) for q, v in per.items()}, counts
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def db_bytes(path: str) -> int:
+    return sum(os.path.getsize(path + s) for s in ("", "-wal") if os.path.exists(path + s))
+
+
+def mcp_startup(path: str, runs: int = 5) -> list[float]:
+    entry = os.path.join(ROOT, "src", "memhooks", "_entry.py")
+    env = {**os.environ, "MEMHOOKS_DB": path}
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}}) + "\n"
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, entry, "mcp"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+        proc.stdin.write(init)
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        out.append((time.perf_counter() - t) * 1000)
+        assert '"result"' in line, line
+        proc.stdin.close()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return out
+
+
+def python_startup(runs: int = 5) -> float:
+    vals = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        vals.append((time.perf_counter() - t) * 1000)
+    return statistics.median(vals)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=50_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--store", default=None)
+    ap.add_argument("--no-vacuum", action="store_true")
+    args = ap.parse_args()
+    path = args.store or f"/tmp/memhooks-bench/search-{args.docs}.db"
+    if args.rebuild or not os.path.exists(path):
+        print(f"building {args.docs:,} documents at {path} …", file=sys.stderr)
+        secs = build(path, args.docs)
+        print(f"built in {secs:.1f}s")
+    else:
+        print(f"reusing {path} (--rebuild to rebuild)")
+
+    conn = connect(path)
+    n, content_bytes = conn.execute("SELECT count(*), sum(bytes) FROM documents").fetchone()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    built = db_bytes(path)
+    print(f"documents: {n:,}; unique content: {content_bytes / 2**20:,.1f} MiB; "
+          f"mean {content_bytes / max(n, 1) / 1024:.1f} KiB")
+    print(f"DB bytes per content byte (as built): {built / content_bytes:.3f} "
+          f"({built / 2**20:,.1f} MiB)")
+    if not args.no_vacuum:
+        t = time.perf_counter()
+        conn.execute("PRAGMA optimize")
+        conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        after = db_bytes(path)
+        print(f"DB bytes per content byte (after FTS optimize + VACUUM, {time.perf_counter() - t:.0f}s): "
+              f"{after / content_bytes:.3f} ({after / 2**20:,.1f} MiB)")
+
+    times, per, counts = bench_queries(conn, args.rounds)
+    print(f"\nsearch_documents (limit 10, {len(QUERIES)} queries × {args.rounds} rounds, "
+          f"access counting included):")
+    print(f"  p50 {pct(times, 50):.2f} ms   p95 {pct(times, 95):.2f} ms   max {max(times):.2f} ms")
+    for q in QUERIES:
+        shown = q if len(q) <= 40 else q[:37] + "…"
+        print(f"  {per[q]:8.2f} ms  {counts[q]:3d} hits  {shown!r}")
+    conn.close()
+
+    base = python_startup()
+    mcp = mcp_startup(path)
+    print(f"\nmemhooks mcp spawn → initialize response: median {statistics.median(mcp):.0f} ms "
+          f"(min {min(mcp):.0f}, max {max(mcp):.0f}); `python -c pass` {base:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
