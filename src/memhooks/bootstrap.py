@@ -1,0 +1,402 @@
+"""Plugin mode: find (or make) a Python for the hooks and the MCP server.
+
+Run by the shims as ``python3 -I -S …/memhooks/bootstrap.py CMD STATE_DIR [ROOT]``, standard
+library only and written so that even an old python3 can run it far enough to say it is too old.
+
+* ``ensure`` (SessionStart): validate the cached answer in ``STATE_DIR/python.marker``; if
+  it is missing or stale, probe ``python3``/``python3.1x`` on PATH (version ≥ 3.11, and whether
+  the dependencies are importable), else fall back to the plugin's own venv in
+  ``STATE_DIR/venv``, which is built in the background (detached, under a lock) when missing.
+  Prints nothing, or a JSON string to show the user once as a ``systemMessage``; exit status 3
+  (after printing a whole ``{"systemMessage": …}`` object, once) when no usable Python exists.
+* ``full`` (the MCP shim): like ``ensure``, then wait up to ``MEMHOOKS_VENV_WAIT_S`` (25 s)
+  for a running venv build; print the path of a python that has the dependencies, or nothing.
+* ``build``: the detached venv builder (``python3 -m venv`` + ``pip install ROOT``), logging to
+  memhooks.log.
+
+The marker holds ``hot=`` (the python for the stdlib-only hot paths), ``full=`` (one with the
+dependencies, for the ingester, warming and the MCP server; may be empty while the venv is
+being built) and ``stamp=`` (a hash of the plugin's pyproject.toml, so an updated plugin is
+re-checked). The bash side reads it with builtins only.
+"""
+
+import os
+import sys
+
+DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
+MIN = (3, 11)
+MARKER = "python.marker"
+VENV = "venv"
+READY = ".memhooks-ready"
+FAILED = "venv.failed"
+LOCK = "venv.lock"
+NOTICE_NO_PYTHON = "notice-no-python"
+NOTICE_VENV_FAILED = "notice-venv-failed"
+CANDIDATES = ("python3", "python3.14", "python3.13", "python3.12", "python3.11")
+
+PROBE = (
+    "import sys\n"
+    "v = sys.version_info\n"
+    "if v < (%d, %d):\n"
+    "    print('old %%d.%%d %%s' %% (v[0], v[1], sys.executable)); sys.exit(0)\n"
+    "import importlib.util\n"
+    "missing = [m for m in %r if importlib.util.find_spec(m) is None]\n"
+    "print(('missing ' + ','.join(missing) if missing else 'ok') + ' ' + sys.executable)\n"
+) % (MIN[0], MIN[1], DEPS)
+
+
+def plugin_root():
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.dirname(os.path.dirname(here))
+
+
+def default_state_dir():
+    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the user data dir."""
+    env = os.environ
+    if env.get("CLAUDE_PLUGIN_DATA"):
+        return env["CLAUDE_PLUGIN_DATA"]
+    if env.get("MEMHOOKS_DB"):
+        db = env["MEMHOOKS_DB"]
+        return db.rsplit("/", 1)[0] if "/" in db else "."
+    home = env.get("HOME", os.path.expanduser("~"))
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Application Support", "memhooks")
+    return os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "memhooks")
+
+
+def _is_exe(path):
+    return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _read(path):
+    try:
+        with open(path, "r") as fh:
+            return fh.read()
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path, text):
+    """Atomic small-file write (0600)."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def stamp(root):
+    import hashlib
+
+    try:
+        with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()[:16]
+    except OSError:
+        return "none"
+
+
+def read_marker(state):
+    out = {"hot": "", "full": "", "stamp": ""}
+    text = _read(os.path.join(state, MARKER))
+    for line in (text or "").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key in out:
+            out[key] = value
+    return out
+
+
+def write_marker(state, hot, full, stamp_):
+    text = "hot=%s\nfull=%s\nstamp=%s\n" % (hot or "", full or "", stamp_ or "")
+    if _read(os.path.join(state, MARKER)) != text:
+        _write(os.path.join(state, MARKER), text)
+
+
+def probe(python, timeout=15):
+    """(version_ok, deps_ok, real_executable, detail) for one interpreter. Never raises."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([python, "-c", PROBE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=timeout, cwd="/")
+        words = proc.stdout.decode("utf-8", "replace").strip().split(" ", 2)
+    except Exception as exc:  # noqa: BLE001
+        return False, False, python, "cannot run: %s" % exc
+    if not words or not words[0]:
+        return False, False, python, "cannot run"
+    if words[0] == "old":
+        return False, False, words[-1] if len(words) > 2 else python, "Python %s" % words[1]
+    real = words[-1] if len(words) >= 2 else python
+    if words[0] == "ok":
+        return True, True, real, "ok"
+    return True, False, real, "missing " + (words[1] if len(words) > 2 else "")
+
+
+def candidates():
+    import shutil
+
+    seen, out = set(), []
+    for name in CANDIDATES:
+        path = shutil.which(name)
+        if path and path not in seen:
+            seen.add(path)
+            out.append(path)
+    return out
+
+
+def venv_python(state):
+    return os.path.join(state, VENV, "bin", "python")
+
+
+def _log(message):
+    try:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from memhooks.log import log_error
+
+        log_error("bootstrap: " + message)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _log_path():
+    try:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from memhooks.config import log_path
+
+        return log_path()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def build_running(state):
+    import fcntl
+
+    try:
+        fd = os.open(os.path.join(state, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock we may have taken
+    return False
+
+
+def start_build(python, state, root):
+    """Start the detached venv builder; it takes the lock itself, so starting two is harmless."""
+    import subprocess
+
+    try:
+        subprocess.Popen([python, "-I", "-S", os.path.abspath(__file__), "build", state, root],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, cwd=state)
+        return True
+    except Exception as exc:  # noqa: BLE001
+        _log("cannot start the venv build: %s" % exc)
+        return False
+
+
+def _notice_once(state, name, text):
+    path = os.path.join(state, name)
+    if os.path.exists(path):
+        return None
+    try:
+        _write(path, text + "\n")
+    except OSError:
+        pass
+    return text
+
+
+def _clear_notices(state):
+    for name in (NOTICE_NO_PYTHON, NOTICE_VENV_FAILED):
+        try:
+            os.unlink(os.path.join(state, name))
+        except OSError:
+            pass
+
+
+def resolve(state, root):
+    """Decide (hot, full, status) and refresh the marker; start the venv build if needed.
+
+    status: "ok" | "building" | "venv-failed" | "no-python" (detail in the 4th item)."""
+    st = stamp(root)
+    marker = read_marker(state)
+    if marker["stamp"] == st and _is_exe(marker["full"]):
+        return marker["hot"] if _is_exe(marker["hot"]) else marker["full"], marker["full"], "ok", ""
+    hot = full = None
+    seen_old = []
+    for cand in candidates():
+        v_ok, d_ok, real, detail = probe(cand)
+        if not v_ok:
+            seen_old.append("%s (%s)" % (cand, detail))
+            continue
+        if hot is None:
+            hot = real
+        if d_ok:
+            full = real
+            break
+    vpy = venv_python(state)
+    if full is None and _is_exe(vpy):
+        v_ok, d_ok, _real, _d = probe(vpy)
+        if d_ok:
+            full = vpy
+            if (_read(os.path.join(state, VENV, READY)) or "").strip() != st and hot:
+                start_build(hot, state, root)  # the plugin changed: refresh the venv
+        elif v_ok and hot is None:
+            hot = vpy
+    status, detail = "ok", ""
+    if full is None:
+        if hot is None:
+            status, detail = "no-python", "; ".join(seen_old)
+        elif (_read(os.path.join(state, FAILED)) or "").strip() == st and not build_running(state):
+            status = "venv-failed"
+        else:
+            status = "building"
+            if not build_running(state):
+                start_build(hot, state, root)
+    else:
+        hot = full  # one interpreter for everything once the dependencies are there
+    write_marker(state, hot, full, st if full else "")
+    return hot, full, status, detail
+
+
+def cmd_ensure(state, root):
+    import json
+
+    try:
+        os.makedirs(state, 0o700, exist_ok=True)
+    except OSError:
+        pass
+    hot, full, status, detail = resolve(state, root)
+    if status == "ok":
+        _clear_notices(state)
+        return 0
+    if status == "no-python":
+        found = (" Found: %s." % detail) if detail else ""
+        msg = _notice_once(state, NOTICE_NO_PYTHON, (
+            "memhooks: no Python %d.%d+ was found, so documentation capture and warming are off.%s "
+            "Install Python %d.%d or newer (then start a new session), or `pip install memhooks` "
+            "with a newer python and set MEMHOOKS_PYTHON to it." % (MIN + (found,) + MIN)))
+        if msg:
+            sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
+        return 3
+    if status == "venv-failed":
+        msg = _notice_once(state, NOTICE_VENV_FAILED, (
+            "memhooks: installing its Python dependencies into %s failed (see memhooks.log), so "
+            "the memhooks MCP server and background indexing are off; capture still works. "
+            "Run `pip install memhooks` (or `uv tool install memhooks`) and set MEMHOOKS_PYTHON "
+            "to that python, or fix the error and start a new session." % os.path.join(state, VENV)))
+        if msg:
+            sys.stdout.write(json.dumps(msg) + "\n")
+        try:
+            os.unlink(os.path.join(state, FAILED))  # try again next session
+        except OSError:
+            pass
+    return 0
+
+
+def cmd_full(state, root):
+    import time
+
+    try:
+        os.makedirs(state, 0o700, exist_ok=True)
+    except OSError:
+        pass
+    hot, full, status, _ = resolve(state, root)
+    if full is None and status == "building":
+        try:
+            wait = float(os.environ.get("MEMHOOKS_VENV_WAIT_S", "25"))
+        except ValueError:
+            wait = 25.0
+        deadline = time.monotonic() + wait
+        time.sleep(0.5)  # let a just-started builder take its lock
+        while time.monotonic() < deadline:
+            marker = read_marker(state)
+            if _is_exe(marker["full"]):
+                full = marker["full"]
+                break
+            if not build_running(state):
+                break
+            time.sleep(0.25)
+    if full:
+        sys.stdout.write(full + "\n")
+    return 0
+
+
+def cmd_build(state, root):
+    import fcntl
+    import shutil
+    import subprocess
+
+    os.makedirs(state, 0o700, exist_ok=True)
+    fd = os.open(os.path.join(state, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return 0  # another session is building it
+    st = stamp(root)
+    venv = os.path.join(state, VENV)
+    vpy = venv_python(state)
+    try:
+        if (_read(os.path.join(venv, READY)) or "").strip() == st and probe(vpy)[1]:
+            return 0
+        log = _log_path()
+        out = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            _log("building %s with %s (pip install %s)" % (venv, sys.executable, root))
+            if not _is_exe(vpy):
+                shutil.rmtree(venv, ignore_errors=True)
+                subprocess.run([sys.executable, "-m", "venv", venv], stdin=subprocess.DEVNULL,
+                               stdout=out, stderr=out, check=True, timeout=300)
+            subprocess.run([vpy, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                            "--quiet", root], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                           check=True, timeout=1200, cwd=state)
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
+        v_ok, d_ok, _real, detail = probe(vpy)
+        if not d_ok:
+            raise RuntimeError("the new venv cannot import the dependencies: %s" % detail)
+        _write(os.path.join(venv, READY), st + "\n")
+        try:
+            os.unlink(os.path.join(state, FAILED))
+        except OSError:
+            pass
+        write_marker(state, vpy, vpy, st)
+        _log("venv ready: %s" % vpy)
+    except BaseException as exc:  # noqa: BLE001
+        _log("venv build failed: %s: %s" % (type(exc).__name__, exc))
+        try:
+            _write(os.path.join(state, FAILED), st + "\n")
+        except OSError:
+            pass
+    finally:
+        os.close(fd)
+    return 0
+
+
+def main(argv):
+    cmd = argv[0] if argv else ""
+    state = argv[1] if len(argv) > 1 and argv[1] else default_state_dir()
+    root = argv[2] if len(argv) > 2 and argv[2] else plugin_root()
+    root = os.path.abspath(root)
+    if cmd == "ensure":
+        return cmd_ensure(state, root)
+    if cmd == "full":
+        return cmd_full(state, root)
+    if cmd == "build":
+        return cmd_build(state, root)
+    return 0
+
+
+if __name__ == "__main__":
+    # Running this file puts its folder (memhooks/) first on sys.path: drop it.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+    try:
+        code = main(sys.argv[1:])
+    except BaseException:  # noqa: BLE001 - never a traceback in a hook
+        code = 0
+    sys.exit(code)
