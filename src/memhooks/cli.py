@@ -271,17 +271,15 @@ def warm(directory, budget, top_n, as_json):
                f"{', rate limited' if result.rate_limited else ''})")
 
 
-def _register_optional() -> None:
-    """Commands that live in their own modules."""
-    for module in ("memhooks.cli_recall", "memhooks.cli_install"):
-        try:
-            mod = __import__(module, fromlist=["register"])
-        except ImportError:
-            continue
-        mod.register(main)
+def _register_commands() -> None:
+    """Commands that live in their own modules (recall; install and doctor)."""
+    from memhooks import cli_install, cli_recall
+
+    cli_recall.register(main)
+    cli_install.register(main)
 
 
-_register_optional()
+_register_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover
