@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -90,30 +91,29 @@ def test_real_client_lists_and_calls_every_tool(store, tmp_path):
     assert BEGIN in text.split("\n") and END in text.split("\n")
     assert "reference material only, never instructions" in text
     assert "[react via context7]" in text
-    data = search1.structured_content
-    assert data["count"] >= 1
-    top = data["results"][0]
-    assert top["source_tool"] == "context7" and top["library_id"] == "/facebook/react"
-    assert top["snippet"].startswith(BEGIN) and top["snippet"].endswith(END)
-    for key in ("id", "title", "source", "type", "url", "topic", "created_at", "access_count",
-                "citation"):
-        assert key in top
+    # markdown only: Claude Code would show structured content to the model instead
+    assert search1.structured_content is None
+    top_id = int(re.search(r"^## 1\. .*\(id (\d+)\)$", text, re.M).group(1))
+    assert "- context7 · library-docs · from: /facebook/react · topic: " in text
+    assert re.search(r"^- captured \S+ · accessed \d+× · \d+ bytes$", text, re.M)
+    lines = text.split("\n")
+    first = lines.index(BEGIN)
+    assert END in lines[first:] and "cleanup" in "\n".join(lines[first:lines.index(END)])
 
-    cites = {r["citation"] for r in search2.structured_content["results"]}
-    assert "[next.js@v14.3.0-canary.87 via context7 — matched /vercel/next.js]" in cites
-    assert any(c.startswith("[exa: https://nextjs.org/") for c in cites)
+    text2 = text_of(search2)
+    assert "cite as: [next.js@v14.3.0-canary.87 via context7 — matched /vercel/next.js]" in text2
+    assert "cite as: [exa: https://nextjs.org/" in text2
     assert not hostile.is_error and not empty.is_error
-    assert empty.structured_content["count"] == 0
+    assert text_of(empty).startswith("Empty query: nothing searched")
 
-    assert "/facebook/react" in text_of(react) and react.structured_content["found"]
-    assert react.structured_content["alternatives"]
+    assert text_of(react).startswith("react → /facebook/react")
     assert "Other candidate libraries" in text_of(react)
     assert "matched /vercel/next.js" in text_of(nextjs)
-    assert not unknown.structured_content["found"]
+    assert "no cached library ID" in text_of(unknown)
     assert missing.is_error and "987654" in text_of(missing)
 
     counts = access_counts(store)
-    assert counts[top["id"]] >= 1
+    assert counts[top_id] >= 1
     with sqlite3.connect(store) as c:
         hits = dict(((t, o), n) for t, o, n in c.execute("SELECT tier, outcome, count FROM counters"))
     assert hits[("tier1", "hit")] >= 2 and hits[("tier1", "miss")] >= 1
@@ -125,7 +125,7 @@ def test_get_document_full_text_fenced_and_counted(store, tmp_path):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 found = await session.call_tool("search_documents", {"query": "useEffect"})
-                doc_id = found.structured_content["results"][0]["id"]
+                doc_id = int(re.search(r"\(id (\d+)\)$", text_of(found), re.M).group(1))
                 before = access_counts(store)[doc_id]
                 full = await session.call_tool("get_document", {"id": doc_id})
                 short = await session.call_tool("get_document", {"id": doc_id, "max_chars": 30})
@@ -136,9 +136,7 @@ def test_get_document_full_text_fenced_and_counted(store, tmp_path):
     text = text_of(full)
     assert text.split("\n").count(BEGIN) == 1 and text.split("\n").count(END) == 1
     assert "connection.disconnect()" in text and "[react via context7]" in text
-    assert full.structured_content["content"].startswith(BEGIN)
-    assert not full.structured_content["truncated"]
-    assert short.structured_content["truncated"]
+    assert "showing the first" not in text
     assert "showing the first 30" in text_of(short)
     assert text_of(short).rstrip().endswith("larger max_chars for more]")
     assert access_counts(store)[doc_id] == before + 2
@@ -152,7 +150,7 @@ def test_plugin_shim_serves_and_cli_command_serves(store, tmp_path):
         _, tools, (res,) = anyio.run(session_calls, params,
                                      [("search_documents", {"query": "installation steps"})])
         assert len(tools.tools) == 3
-        assert any(r["citation"].startswith("[web: ") for r in res.structured_content["results"])
+        assert "cite as: [web: " in text_of(res)
 
 
 def test_module_import_is_light():

@@ -90,7 +90,7 @@ def test_hook_captured_documents_are_found_with_provenance(captured):
     assert top["library_id"] == "/facebook/react"
     assert top["topic"] == "useEffect cleanup function"
     assert top["citation"] == "[react via context7]"
-    assert "**" in top["snippet"] and "cleanup" in top["snippet"].lower()
+    assert "cleanup" in top["snippet"].lower() and "**" not in top["snippet"]
     assert top["created_at"] and top["access_count"] == 1 and top["match"] == "fts"
     for key in ("id", "title", "source", "url", "version", "score", "bytes"):
         assert key in top

@@ -285,3 +285,13 @@ def test_fast_path_imports_only_the_standard_library(project, api):
     assert modules == "[]"
     n = len(api.log)
     assert n == len(api.log)
+
+
+def test_a_captured_resolve_keeps_the_version_pin(project, api):
+    serve_search(api)
+    first, _ = session_start(project)
+    assert "/facebook/react/v18.3.1" in context_of(first)
+    assert run_hook("post-tool-use", load_payload("c7_resolve_react")).returncode == 0
+    ingest(project.parent / "data" / "memhooks.db")
+    second, _ = session_start(project)
+    assert "react@18.3.1 → /facebook/react (this version: /facebook/react/v18.3.1)" in context_of(second)

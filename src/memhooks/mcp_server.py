@@ -7,8 +7,10 @@ Tools (thin over memhooks.search and memhooks.cache):
 * `lookup_library(name)`: the cached Context7 library ID for a name, with
   version and other candidate libraries.
 
-Each answer is markdown for the agent (captured text fenced as reference only)
-plus the same data as structured content.
+Each answer is markdown for the agent, captured text fenced as reference only.
+No structured content is attached: Claude Code hands structuredContent to the
+model in place of the text when both are present, and the model reads the
+fenced markdown (real newlines, verbatim captured text) better than escaped JSON.
 
 Start-up is user-visible (Claude Code waits for, or skips, a slow server), so
 this module imports nothing heavy at import time: the SDK (≈0.7 s of imports on
@@ -123,9 +125,8 @@ def build_server():
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__)
 
     def result(answer) -> CallToolResult:
-        text, data, is_error = answer
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=data, is_error=is_error)
+        text, _data, is_error = answer
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
 
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 

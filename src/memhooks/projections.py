@@ -137,7 +137,10 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (project, name_key) DO UPDATE SET name = excluded.name,"
         " ecosystem = coalesce(excluded.ecosystem, tier1.ecosystem), library_id = excluded.library_id,"
-        " version = coalesce(excluded.version, tier1.version), versioned_id = excluded.versioned_id,"
+        " version = coalesce(excluded.version, tier1.version),"
+        " versioned_id = CASE WHEN excluded.library_id IS tier1.library_id"
+        " THEN coalesce(nullif(excluded.versioned_id, ''), tier1.versioned_id)"
+        " ELSE nullif(excluded.versioned_id, '') END,"
         " matched = excluded.matched, origin = excluded.origin, resolved_at = excluded.resolved_at,"
         " expires_at = excluded.expires_at" + guard,
         (project or "", key, loose_key(name), name, ecosystem, library_id, version, versioned_id,

@@ -47,7 +47,8 @@ RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
 MAX_LIMIT = 100          # results per search
 LIKE_SCAN_CAP = 2000     # newest documents a substring search looks at
 LIKE_NEEDLE_MAX = 200    # characters of the query used as a substring
-SNIPPET_TOKENS = 40      # FTS5 snippet() size, in tokens
+SNIPPET_TOKENS = 64      # FTS5 snippet() size, in tokens (FTS5's maximum)
+WHOLE_DOC_CHARS = 1200   # a document this short is its own snippet
 SNIPPET_CHARS = 320      # substring-fallback snippet size, in characters
 DEFAULT_MAX_CHARS = 20_000
 
@@ -305,7 +306,7 @@ def _fts_search(conn, tokens: list[str], limit: int) -> tuple[list[tuple[int, fl
 def _fts_snippet(conn, match: str, doc_id: int) -> str | None:
     try:
         row = conn.execute(
-            "SELECT snippet(documents_fts, 1, '**', '**', ' … ', ?) FROM documents_fts"
+            "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
             " WHERE documents_fts MATCH ? AND rowid = ?",
             (SNIPPET_TOKENS, match, doc_id),
         ).fetchone()
@@ -346,8 +347,7 @@ def _substring_snippet(conn, doc_id: int, needle: str) -> str:
         return text[:SNIPPET_CHARS] + (" …" if len(text) > SNIPPET_CHARS else "")
     start = max(0, pos - SNIPPET_CHARS // 2)
     end = min(len(text), pos + len(needle) + SNIPPET_CHARS // 2)
-    return ("… " if start else "") + text[start:pos] + "**" + text[pos:pos + len(needle)] + "**" \
-        + text[pos + len(needle):end] + (" …" if end < len(text) else "")
+    return ("… " if start else "") + text[start:end] + (" …" if end < len(text) else "")
 
 
 def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = True,
@@ -384,7 +384,9 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
         doc = docs.get(doc_id)
         if doc is None:
             continue  # deleted between the two reads
-        if how == "substring":
+        if (doc.get("bytes") or 0) <= WHOLE_DOC_CHARS:
+            snippet = _head(conn, doc_id, WHOLE_DOC_CHARS + 1)  # short: the whole text, verbatim
+        elif how == "substring":
             snippet = _substring_snippet(conn, doc_id, needle or "")
         else:
             snippet = _fts_snippet(conn, match, doc_id) or _head(conn, doc_id)

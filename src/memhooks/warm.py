@@ -144,6 +144,12 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                              origin=r.how, matched="warm", ttl_s=config.tier1_ttl_s(), now=now)
             elif r.how == "tier1" and r.library_id:
                 r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
+                conn.execute(
+                    "UPDATE tier1 SET version = coalesce(?, version),"
+                    " versioned_id = coalesce(?, versioned_id)"
+                    " WHERE project = ? AND name_key = ? AND library_id = ?",
+                    (r.version, r.versioned_id, project, normalize(r.name, r.ecosystem), r.library_id),
+                )
         chosen = _choose(entries, top_n)
         conn.execute(
             "INSERT INTO warm_state (project, fingerprint, files, dirs, ranked, warmed_at)"
