@@ -19,25 +19,20 @@ class Fail(click.ClickException):
 
 
 def open_store(ingest: bool = True):
-    """Open the store; readers ingest pending events first."""
+    """Open the store; readers (ingest=True) project pending events first."""
     from memhooks.config import db_path
-    from memhooks.store import connect
 
     path = db_path()
     try:
-        conn = connect(path)
+        if ingest:
+            from memhooks.ingest import open_reader
+
+            return open_reader(path)
+        from memhooks.store import connect
+
+        return connect(path)
     except Exception as exc:  # noqa: BLE001
         raise Fail(f"cannot open the store at {path}: {exc}") from None
-    if ingest:
-        from memhooks.ingest import ingest_pending
-
-        try:
-            ingest_pending(conn, path)
-        except Exception as exc:  # noqa: BLE001 - a reader still answers from what is there
-            from memhooks.log import log_exception
-
-            log_exception(f"ingest before read failed: {exc}")
-    return conn
 
 
 def echo_json(data) -> None:

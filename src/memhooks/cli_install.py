@@ -40,23 +40,25 @@ def _run(action: str, scope: str, project: str | None, dry_run: bool) -> None:
                    "(or \"enableAllProjectMcpServers\": true)", err=True)
 
 
+def _scope_options(fn):
+    """--scope, --project and --dry-run, shared by install and uninstall."""
+    fn = click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")(fn)
+    fn = click.option("--project", "project", type=click.Path(file_okay=False),
+                      help="Project directory for --scope project/local "
+                           "(default: the current one).")(fn)
+    return click.option("--scope", type=click.Choice(["user", "project", "local"]),
+                        default="user", show_default=True, help=SCOPE_HELP)(fn)
+
+
 def register(main: click.Group) -> None:
     @main.command()
-    @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user",
-                  show_default=True, help=SCOPE_HELP)
-    @click.option("--project", "project", type=click.Path(file_okay=False),
-                  help="Project directory for --scope project/local (default: the current one).")
-    @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+    @_scope_options
     def install(scope, project, dry_run):
         """Register memhooks' hooks and MCP server in Claude Code's settings (pip/uv installs)."""
         _run("install", scope, project, dry_run)
 
     @main.command()
-    @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user",
-                  show_default=True, help=SCOPE_HELP)
-    @click.option("--project", "project", type=click.Path(file_okay=False),
-                  help="Project directory for --scope project/local (default: the current one).")
-    @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+    @_scope_options
     def uninstall(scope, project, dry_run):
         """Remove what `memhooks install` added (and nothing else)."""
         _run("uninstall", scope, project, dry_run)

@@ -241,3 +241,21 @@ def reindex(conn, db: str | None = None) -> IngestReport:
         )
         conn.execute("DROP TABLE temp.kept_access")
     return report
+
+
+def open_reader(path: str | None = None):
+    """Open the store for a reader, projecting pending events first so a document
+    captured a moment ago is found. An ingest failure is logged, not raised: the
+    reader still answers from what is there."""
+    from memhooks.config import db_path
+    from memhooks.store import connect
+
+    path = path or db_path()
+    conn = connect(path)
+    try:
+        ingest_pending(conn, path)
+    except Exception as exc:  # noqa: BLE001
+        from memhooks.log import log_exception
+
+        log_exception(f"ingest before read failed: {exc}")
+    return conn

@@ -54,25 +54,9 @@ LOOKUP_DESCRIPTION = (
 
 
 def _open_reader():
-    """Open the store and project pending journal events first, so a document
-    captured a moment ago is found. An ingest failure is logged, not raised."""
-    from memhooks.config import db_path
-    from memhooks.store import connect
+    from memhooks.ingest import open_reader
 
-    path = db_path()
-    conn = connect(path)
-    try:
-        from memhooks.ingest import ingest_pending
-
-        ingest_pending(conn, path)
-    except Exception as exc:  # noqa: BLE001 - answer from what is there
-        try:
-            from memhooks.log import log_exception
-
-            log_exception(f"mcp: ingest before read failed: {exc}")
-        except Exception:  # noqa: BLE001
-            pass
-    return conn
+    return open_reader()
 
 
 # The tool logic, without the SDK: (markdown, structured, is_error).
