@@ -88,3 +88,27 @@ def wait_idle(db, timeout: float = 20) -> None:
             time.sleep(0.05)
         finally:
             os.close(fd)
+
+
+HEAVY_MODULES = ("pydantic", "sqlite_utils", "click", "httpx", "mcp", "rich", "anyio")
+
+
+def run_hot_path_probe(body: str, *, env: dict | None = None) -> tuple[list[str], list[str]]:
+    """Run `body` (code using memhooks' hot modules) in a fresh interpreter whose
+    site-packages are importable, so a stray heavy import would succeed and show.
+    Returns (lines the body printed, heavy modules loaded)."""
+    marker = "--heavy-modules--"
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+        + body
+        + f"\nprint({marker!r})\n"
+        + f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY_MODULES!r}))\n"
+    )
+    env = dict(env if env is not None else os.environ, MEMHOOKS_NO_SPAWN="1")
+    r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    lines = r.stdout.decode().splitlines()
+    cut = lines.index(marker)
+    assert lines[cut + 1].startswith("[")
+    return lines[:cut], eval(lines[cut + 1])  # noqa: S307 - our own repr of a list of str
