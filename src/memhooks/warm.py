@@ -30,7 +30,9 @@ class Resolved:
     kind: str
     library_id: str | None = None
     versioned_id: str | None = None
-    how: str = "unresolved"  # tier1 | warm-local | warm-api | not-found | unresolved
+    # tier1 | warm-local | warm-api | not-found | api-error | api-timeout | api-rate-limited
+    # | unresolved (not asked: budget, 429 earlier, offline)
+    how: str = "unresolved"
 
 
 @dataclass
@@ -131,7 +133,9 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                                                  if isinstance(v, str)], now=now)
                     idx, how = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
                     r.library_id, r.how = answer.results[idx]["id"], "warm-api"
-                elif answer.status == "not-found":
+                elif answer.status != "not-found":
+                    r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
+                else:
                     r.how = "not-found"
                     upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                                  library_id=None, version=r.version, origin="warm-api",
