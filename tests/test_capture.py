@@ -347,3 +347,9 @@ def test_reindex_keeps_access_counts(store):
     conn.close()
     assert run(["memhooks", "reindex"]).returncode == 0
     assert db_rows(store, "SELECT access_count, last_accessed_epoch FROM documents") == [(7, 1234)]
+
+
+def test_replay_keeps_the_recorded_project(store):
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    assert run(["memhooks", "replay", ROOT / "examples" / "session.jsonl"], env=env).returncode == 0
+    assert db_rows(store, "SELECT DISTINCT project FROM documents") == [("/home/dev/example-project",)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
@@ -12,6 +13,8 @@ from memhooks.store import connect, transaction
 def replay_file(path: str) -> dict:
     """Journal each non-blank line as one hook event, then ingest. `-` reads stdin."""
     db = db_path()
+    # Recorded payloads keep their own project (their cwd) unless one is named.
+    project = project_dir() if os.environ.get("CLAUDE_PROJECT_DIR", "").strip() else None
     conn = connect(db)
     events = 0
     try:
@@ -23,7 +26,7 @@ def replay_file(path: str) -> dict:
                         continue
                     raw = line.rstrip(b"\r\n")
                     payload, error = prepare(raw[:MAX_EVENT_BYTES], len(raw))
-                    append(conn, payload, size=len(raw), project=project_dir(), error=error)
+                    append(conn, payload, size=len(raw), project=project, error=error)
                     events += 1
         finally:
             if stream is not sys.stdin.buffer:
