@@ -353,3 +353,15 @@ def test_replay_keeps_the_recorded_project(store):
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     assert run(["memhooks", "replay", ROOT / "examples" / "session.jsonl"], env=env).returncode == 0
     assert db_rows(store, "SELECT DISTINCT project FROM documents") == [("/home/dev/example-project",)]
+
+
+def test_lone_surrogates_and_nuls_are_stored_not_failed(store):
+    payload = load_payload("c7_query_docs")
+    raw = json.dumps(payload).replace("Return a cleanup", "Return a \\ud800 \\u0000 cleanup", 1)
+    assert "\\ud800" in raw
+    assert run_hook("post-tool-use", raw).returncode == 0
+    wait_idle(store)
+    ingest(store)
+    assert db_rows(store, "SELECT state FROM events") == [("done",)]
+    content = db_rows(store, "SELECT content FROM documents")[0][0]
+    assert "Return a \ufffd   cleanup" in content

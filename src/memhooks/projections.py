@@ -14,6 +14,18 @@ from memhooks.redact import redact_text
 TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
 
 
+def storable_text(text: str) -> str:
+    """Text SQLite can store and search: NULs become spaces, lone surrogates (JSON
+    escapes like \\ud800 decode to them) become U+FFFD."""
+    if "\x00" in text:
+        text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def normalise_for_hash(text: str) -> str:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines).strip("\n")
@@ -50,7 +62,12 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
 
         max_bytes = max_doc_bytes()
     now = time.time() if now is None else now
-    content, truncated = cap_text(redact_text(content), max_bytes)
+    content, truncated = cap_text(redact_text(storable_text(content)), max_bytes)
+    title = storable_text(title) if title else title
+    source = storable_text(source or "")
+    url = storable_text(url) if url else url
+    topic = storable_text(topic) if topic else topic
+    library_id = storable_text(library_id) if library_id else library_id
     digest = content_hash(content)
     row = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
     if row:
@@ -58,7 +75,7 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
     if metadata is not None and not isinstance(metadata, str):
         import json
 
-        metadata = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+        metadata = storable_text(json.dumps(metadata, ensure_ascii=False, sort_keys=True))
     cur = conn.execute(
         "INSERT INTO documents (project, source, source_tool, title, content, content_hash, type,"
         " metadata, memory_session_id, access_count, created_at, created_at_epoch, url,"

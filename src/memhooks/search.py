@@ -84,14 +84,10 @@ def one_line(text: str | None, max_chars: int = 200) -> str:
 # ----------------------------------------------------------------------------- query building
 
 def clean_text(text: str) -> str:
-    """NULs and lone surrogates (which SQLite cannot bind) become spaces."""
-    if "\x00" in text:
-        text = text.replace("\x00", " ")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").replace("\ufffd", " ")
-    return text
+    """NULs and lone surrogates (which SQLite cannot bind) made harmless."""
+    from memhooks.projections import storable_text
+
+    return storable_text(text).replace("\ufffd", " ")
 
 
 def tokenize(query: str | None) -> list[str]:
