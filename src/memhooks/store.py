@@ -40,9 +40,7 @@ def connect(path: str | None = None, *, migrate: bool = True) -> sqlite3.Connect
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _ensure_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         if migrate:
@@ -51,6 +49,25 @@ def connect(path: str | None = None, *, migrate: bool = True) -> sqlite3.Connect
         conn.close()
         raise
     return conn
+
+
+def _ensure_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new store to WAL. The switch needs the file to itself and SQLite
+    answers "locked" at once, without the busy handler, while another process
+    opens the same new file: retry within the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
 
 class transaction:
