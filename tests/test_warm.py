@@ -164,8 +164,14 @@ def test_server_errors_and_garbage_leave_no_false_negatives(project, api, status
     out, _ = session_start(project)
     assert out is None or "→" not in context_of(out)
     db = project.parent / "data" / "memhooks.db"
-    assert db_rows(db, "SELECT count(*) FROM tier1 WHERE library_id IS NULL")[0][0] == 0
+    # a failure is remembered briefly (matched = 'error', short TTL), never as "not found"
+    rows = db_rows(db, "SELECT matched, expires_at - resolved_at FROM tier1 WHERE library_id IS NULL")
+    assert rows and all(m == "error" and ttl <= 600 for m, ttl in rows)
     assert len(api.log) >= 1
+    # ... so the next session does not spend its budget on the same failures
+    n = len(api.log)
+    session_start(project)
+    assert len(api.log) == n
 
 
 def test_slow_server_is_cut_off_by_the_budget(project, api, monkeypatch):

@@ -71,6 +71,11 @@ def tier1_negative_ttl_s() -> float:
     return _env_num("MEMHOOKS_TIER1_NEGATIVE_TTL_S", 6 * 3600.0)
 
 
+def tier1_error_ttl_s() -> float:
+    """How long a failed API search (error, timeout) is remembered before a retry."""
+    return _env_num("MEMHOOKS_TIER1_ERROR_TTL_S", 600.0)
+
+
 def tier2_ttl_s() -> float:
     return _env_num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0)
 

@@ -61,7 +61,7 @@ def _known_versions(conn, library_id: str) -> list[str]:
 
 def _fresh_project_entry(conn, project: str, key: str, now: float):
     return conn.execute(
-        "SELECT library_id, origin FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
+        "SELECT library_id, matched FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
         (project, key, now),
     ).fetchone()
 
@@ -87,7 +87,8 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         key = normalize(dep.name, dep.ecosystem)
         row = _fresh_project_entry(conn, project, key, now)
         if row is not None:
-            r.library_id, r.how = row[0], ("tier1" if row[0] else "not-found")
+            r.library_id = row[0]
+            r.how = "tier1" if row[0] else ("api-error" if row[1] == "error" else "not-found")
         else:
             known = find_tier1(conn, dep.name, project, now)
             if known:
@@ -135,6 +136,12 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                     r.library_id, r.how = answer.results[idx]["id"], "warm-api"
                 elif answer.status != "not-found":
                     r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
+                    if answer.status in ("error", "timeout"):
+                        # Remember the failure briefly: the pool is tiny, and an unreachable
+                        # API must not cost every session its whole budget again.
+                        upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
+                                     library_id=None, version=r.version, origin="warm-api",
+                                     matched="error", ttl_s=config.tier1_error_ttl_s(), now=now)
                 else:
                     r.how = "not-found"
                     upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
