@@ -25,6 +25,7 @@ from memhooks.redact import redact_text
 from memhooks.store import transaction
 
 BATCH = 50
+BATCH_BYTES = 4 * 1024 * 1024  # payload text per write transaction
 
 
 @dataclass
@@ -199,7 +200,16 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
             break
         last_id = rows[-1][0]
         seen += len(rows)
-        _commit_batch(conn, [parse_event(r[0], r[1], r[2]) for r in rows], report)
+        # Keep each write transaction short (hooks wait on it): split by payload size.
+        chunk, size = [], 0
+        for r in rows:
+            chunk.append(parse_event(r[0], r[1], r[2]))
+            size += len(r[1])
+            if size >= BATCH_BYTES:
+                _commit_batch(conn, chunk, report)
+                chunk, size = [], 0
+        if chunk:
+            _commit_batch(conn, chunk, report)
     return report
 
 
