@@ -18,10 +18,17 @@ HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
 
 
 def _docs_command() -> str:
+    """How the agent can run lc-cache-lookup-docs: the plugin's bin/ shim, else the
+    console script beside this Python, else the bare name on PATH."""
     here = os.path.dirname(os.path.abspath(__file__))
     shim = os.path.join(os.path.dirname(os.path.dirname(here)), "bin", "lc-cache-lookup-docs")
     if os.path.isfile(shim):
         return f'bash "{shim}"'
+    import sys
+
+    script = os.path.join(os.path.dirname(sys.executable), "lc-cache-lookup-docs")
+    if os.path.isfile(script) and os.path.dirname(script) not in os.environ.get("PATH", "").split(":"):
+        return f'"{script}"'
     return "lc-cache-lookup-docs"
 
 
