@@ -39,7 +39,28 @@ def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """Usage errors in one line (`memhooks: …; see 'memhooks CMD --help'`), exit 2."""
+
+    def main(self, *args, **kwargs):
+        try:
+            kwargs.pop("standalone_mode", None)
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Abort:
+            click.echo("memhooks: aborted", err=True)
+            sys.exit(1)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "memhooks"
+            click.echo(f"memhooks: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memhooks")
 def main():
     """memhooks: capture, warm and recall the library docs your coding agent looks up."""
