@@ -59,7 +59,7 @@ def check_store(db: str | None = None) -> list[Check]:
             out.append(Check("store", "ok", f"{db} ({size / 1024:.0f} KiB, integrity ok)"))
         else:
             out.append(Check("store", "fail", f"{db} is damaged: {'; '.join(rows[:3])}"
-                             " (move it aside; `memhooks reindex` rebuilds projections from the journal)"))
+                             " (move it aside: the next hook starts a new store, and events spooled while it was unusable are journaled there)"))
         out.append(_check_permissions(db))
         if rows == ["ok"]:
             out.append(_check_events(conn))
