@@ -220,6 +220,99 @@ def test_bun_lock():
     assert npm.loads_jsonc('{"a": [1, 2,], // c\n "b": "x // y", /* z */}') == {"a": [1, 2], "b": "x // y"}
 
 
+def test_yarn_classic_keeps_each_locked_version_with_its_ranges():
+    # real `yarn@1 install`: debug@2 wants ms 2.0.0, the root wants ms@^2.1.3
+    deps = load(npm.parse_yarn_lock, "yarn1-workspace/yarn.lock")
+    got = sorted((d.name, d.version, d.spec) for d in deps)
+    assert ("ms", "2.0.0", "2.0.0") in got and ("ms", "2.1.3", "^2.1.3") in got
+    assert ("lodash", "4.18.1", "npm:lodash@4") in got  # aliased as my-lodash
+    assert all(d.kind == "transitive" for d in deps)
+    two = 'a@1.0.0, a@^1.0.0:\n  version "1.0.0"\n\n"b-alias@npm:a@1.0.0":\n  version "1.0.0"\n'
+    [a] = npm.parse_yarn_lock(two, "yarn.lock")  # one version, ranges of both entries
+    assert (a.name, a.version, a.spec) == ("a", "1.0.0", "1.0.0, ^1.0.0, npm:a@1.0.0")
+
+
+def test_bun_lock_member_copy_is_keyed_by_member_name():
+    text = (FIX / "bun-scoped/bun.lock").read_text()
+    assert '"@bs/b/ms": ["ms@2.1.3"' in text and '"ms": ["ms@2.0.0"' in text
+    deps = by_name(npm.parse_bun_lock(text, "bun-scoped/bun.lock"))
+    assert vk(deps["ms"]) == ("2.1.3", "runtime")  # @bs/b's own copy, not the hoisted 2.0.0
+    assert vk(deps["lodash"]) == ("4.18.1", "runtime") and vk(deps["debug"]) == ("2.6.9", "runtime")
+    assert vk(deps["is-number"]) == ("7.0.0", "dev")
+    assert "@bs/a" not in deps and "@bs/b" not in deps
+
+
+def test_pnpm10_catalog_alias_and_peer_suffixes():
+    text = (FIX / "pnpm10/pnpm-lock.yaml").read_text()
+    assert "lockfileVersion: '9.0'" in text and "catalogs:" in text and "react-dom@18.3.1(react@18.3.1)" in text
+    deps = by_name(npm.parse_pnpm_lock(text, "pnpm10/pnpm-lock.yaml"))
+    assert vk(deps["react"]) == ("18.3.1", "runtime") and deps["react"].spec == "catalog:"
+    assert vk(deps["react-dom"]) == ("18.3.1", "runtime")
+    assert vk(deps["lodash"]) == ("4.18.1", "runtime") and "my-lodash" not in deps
+    assert vk(deps["ms"]) == ("2.1.3", "runtime") and vk(deps["is-number"]) == ("7.0.0", "dev")
+    assert vk(deps["scheduler"]) == ("0.23.2", "transitive")
+    assert "@pn/lib" not in deps and "@pn/app" not in deps
+
+
+def test_npm_x_ranges_are_not_versions():
+    from memhooks.lockfiles import exact_version
+
+    assert exact_version("4", full=True) is None and exact_version("4.17", full=True) is None
+    assert exact_version("4.17.21", full=True) == "4.17.21" and exact_version("=v1.2.3-rc.1", full=True) == "1.2.3-rc.1"
+    man = npm.read_package_json('{"dependencies": {"l": "npm:lodash@4", "m": "2.0.0", "n": "1.2"}}', "package.json")
+    assert [(d.name, d.version) for d in man.deps] == [("lodash", None), ("m", "2.0.0"), ("n", None)]
+
+
+# ------------------------------------------------------------------ python
+
+def test_requirements_via_annotations():
+    # real `uv pip compile --generate-hashes` output: "# via" says which pins are only there for others
+    deps = by_name(load(py.parse_requirements, "uv-compile/requirements.txt"))
+    assert vk(deps["pytest"]) == ("9.2.0", "runtime") and vk(deps["idna"]) == ("3.20", "runtime")
+    for name in ("iniconfig", "packaging", "pluggy", "pygments"):
+        assert deps[name].kind == "transitive", name
+    dev = by_name(load(py.parse_requirements, "uv-compile/requirements-dev.txt"))
+    assert vk(dev["pytest-timeout"]) == ("2.4.0", "dev")
+    assert vk(dev["pytest"]) == ("9.2.0", "transitive")  # via -c requirements.txt + pytest-timeout
+    # pip-compile's line style, and `uv export` (the project itself is not a requirement line)
+    line_style = "flask==3.0.0  # via -r requirements.in\nclick==8.1.7  # via flask\n"
+    got = {d.key: d.kind for d in py.parse_requirements(line_style, "requirements.txt")}
+    assert got == {"flask": "runtime", "click": "transitive"}
+    export = "-e .\nanyio==4.6.0\n    # via\n    #   httpx\n    #   svc\nhttpx==0.27.2\n    # via svc\n"
+    got = {d.key: d.kind for d in py.parse_requirements(export, "requirements.txt")}
+    assert got == {"anyio": "runtime", "httpx": "runtime"}  # anyio is also a direct dep of svc
+    plain = "flask==3.0.0\nclick==8.1.7\n"  # no annotations: all as the file says
+    assert {d.kind for d in py.parse_requirements(plain, "requirements.txt")} == {"runtime"}
+
+
+def test_uv_workspace_and_markers_outside_requires_python():
+    man = py.read_pyproject((FIX / "uv-workspace/pyproject.toml").read_text(), "pyproject.toml")
+    assert man.name == "svc" and man.members == ["libs/*"]
+    got = {d.key: vk(d) for d in man.deps}
+    assert got == {"idna": (None, "runtime"), "core-lib": (None, "runtime"), "iniconfig": (None, "dev")}
+    assert 'name = "tomli"\n' not in (FIX / "uv-workspace/uv.lock").read_text()  # uv locked no tomli
+    deps = by_name(load(py.parse_uv_lock, "uv-workspace/uv.lock"))
+    assert {k: vk(d) for k, d in deps.items()} == {
+        "idna": ("3.20", "runtime"), "sniffio": ("1.3.1", "runtime"), "iniconfig": ("2.3.1", "dev")}
+    keep = '[project]\nname = "x"\nrequires-python = ">=3.10"\ndependencies = ["tomli; python_version < \'3.11\'",' \
+           ' "exceptiongroup; python_full_version < \'3.11.2\'", "a; python_version <= \'3.9\'"]\n'
+    assert [d.key for d in py.read_pyproject(keep, "pyproject.toml").deps] == ["tomli", "exceptiongroup"]
+
+
+@pytest.mark.parametrize("rel,fn", [("yarn1-workspace/yarn.lock", npm.parse_yarn_lock),
+                                    ("yarn1/yarn.lock", npm.parse_yarn_lock),
+                                    ("uv-workspace/uv.lock", py.parse_uv_lock),
+                                    ("uv/uv.lock", py.parse_uv_lock),
+                                    ("poetry/poetry.lock", py.parse_poetry_lock)])
+def test_truncated_lockfiles_raise(rel, fn):
+    text = (FIX / rel).read_text()
+    assert fn(text, rel)
+    for frac in (0.35, 0.6, 0.93):
+        cut = text[: int(len(text) * frac)]
+        with pytest.raises(ValueError):
+            fn(cut, rel)
+
+
 # ------------------------------------------------------------------ python
 
 def test_pyproject_pep621_and_groups():

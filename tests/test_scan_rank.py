@@ -343,6 +343,73 @@ def test_pep503_names_merge_across_files(tmp_path):
     assert (r.key, r.version, r.manifests) == ("foo-bar-baz", "1.0", 2)
 
 
+# ------------------------------------------------------------------ acceptance projects
+# Small projects locked by the real tools (make_lockfiles.sh); each exposed a scan bug.
+
+ACCEPT = {
+    # yarn classic locks ms 2.0.0 (for debug@2) and ms@^2.1.3 (the root's): the root's is direct
+    "yarn1-workspace": [("debug", "2.6.9", "runtime", 2), ("lodash", "4.18.1", "runtime", 2),
+                        ("ms", "2.1.3", "runtime", 2), ("is-number", "7.0.0", "dev", 2)],
+    # bun keys @bs/b's own ms by the member's name; "npm:lodash@4" is a range, not version "4"
+    "bun-scoped": [("ms", "2.1.3", "runtime", 3), ("debug", "2.6.9", "runtime", 2),
+                   ("lodash", "4.18.1", "runtime", 2), ("is-number", "7.0.0", "dev", 2)],
+    "pnpm10": [("react", "18.3.1", "runtime", 3), ("lodash", "4.18.1", "runtime", 2),
+               ("ms", "2.1.3", "runtime", 2), ("react-dom", "18.3.1", "runtime", 2),
+               ("is-number", "7.0.0", "dev", 2), ("js-tokens", "4.0.0", "transitive", 1),
+               ("loose-envify", "1.4.0", "transitive", 1), ("scheduler", "0.23.2", "transitive", 1)],
+    # requirements.txt is also read (sooner) as requirements-dev.in's -c include: it is still
+    # parsed on its own; "# via" makes pytest's own deps transitive
+    "uv-compile": [("pytest", "9.2.0", "runtime", 3), ("idna", "3.20", "runtime", 2),
+                   ("pytest-timeout", "2.4.0", "dev", 2), ("iniconfig", "2.3.1", "transitive", 2),
+                   ("packaging", "26.4", "transitive", 2), ("pluggy", "1.7.0", "transitive", 2),
+                   ("pygments", "2.21.0", "transitive", 2)],
+    # tomli; python_version < '3.11' under requires-python >= 3.11: uv locks no tomli, nor do we
+    "uv-workspace": [("idna", "3.20", "runtime", 2), ("sniffio", "1.3.1", "runtime", 2),
+                     ("iniconfig", "2.3.1", "dev", 2)],
+}
+
+
+@pytest.mark.parametrize("d", sorted(ACCEPT))
+def test_acceptance_projects(d):
+    res = scan_project(FIX / d)
+    assert res.errors == []
+    got = [(r.name, r.version, r.kind, r.manifests) for r in rank(res.deps, top_n=1000)]
+    assert got == ACCEPT[d]
+    again = scan_project(FIX / d)
+    assert [(x.name, x.version, x.kind) for x in rank(again.deps, top_n=1000)] == [g[:3] for g in got]
+
+
+def test_included_requirements_file_is_still_parsed_on_its_own(tmp_path):
+    write(tmp_path, "a-requirements.txt", "-r requirements.txt\n-c missing.txt\n")
+    write(tmp_path, "requirements.txt", "flask==3.0.0\n")
+    res = scan_project(tmp_path)
+    assert res.files == ["a-requirements.txt", "requirements.txt"]  # the missing include isn't listed
+    assert res.errors == ["missing.txt: included but not found"]
+    assert kinds(res) == {"flask": ("runtime", "3.0.0")}
+    assert {d.manifest for d in res.deps} == {"requirements.txt"}
+
+
+def test_locked_version_beats_the_manifest_guess(tmp_path):
+    write(tmp_path, "package.json", pkg({"my-lodash": "npm:lodash@4", "ms": "2.1.3"}))
+    write(tmp_path, "yarn.lock", '# yarn lockfile v1\n\n"my-lodash@npm:lodash@4":\n  version "4.17.21"\n\n'
+          'ms@2.1.3:\n  version "2.1.3"\n\nms@2.0.0:\n  version "2.0.0"\n')
+    assert kinds(scan_project(tmp_path)) == {"lodash": ("runtime", "4.17.21"), "ms": ("runtime", "2.1.3")}
+
+
+@pytest.mark.parametrize("d,lock", [("yarn1-workspace", "yarn.lock"), ("bun-scoped", "bun.lock"),
+                                    ("pnpm10", "pnpm-lock.yaml"), ("uv-workspace", "uv.lock"),
+                                    ("poetry", "poetry.lock"), ("berry", "yarn.lock"),
+                                    ("npm-workspace", "package-lock.json")])
+def test_truncated_lockfile_is_skipped_with_an_error(tmp_path, d, lock):
+    shutil.copytree(FIX / d, tmp_path / d)
+    text = (FIX / d / lock).read_text()
+    (tmp_path / d / lock).write_text(text[: len(text) * 6 // 10])
+    res = scan_project(tmp_path / d)
+    assert len(res.errors) == 1 and res.errors[0].startswith(f"{lock}: ")
+    full = {r.key: r.kind for r in rank(scan_project(FIX / d).deps, top_n=1000) if r.kind != "transitive"}
+    assert {r.key: r.kind for r in rank(res.deps, top_n=1000)} == full  # the manifests still count
+
+
 # ------------------------------------------------------------------ the 2,000-dep monorepo
 
 def test_monorepo_2000_deps(tmp_path):

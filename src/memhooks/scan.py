@@ -89,6 +89,8 @@ class _Scanner:
         self.local: set[tuple[str, str]] = set()
         self.lock_deps: list[Dep] = []
         self.manifest_deps: list[Dep] = []
+        self.multi_files: set[str] = set()  # lockfiles that list one package more than once
+        self.included: set[str] = set()  # files read as includes, not yet parsed on their own
 
     # -------------------------------------------------------------- IO
     def read(self, rel: str) -> str | None:
@@ -163,7 +165,10 @@ class _Scanner:
                 files.append(name)
         for name in files:
             frel = _rel(rel, name)
-            if not self.count_file(frel):
+            if frel in self.included:
+                # read before as another requirements file's -r/-c include: parse it on its own too
+                self.included.discard(frel)
+            elif not self.count_file(frel):
                 continue
             text = self.read(frel)
             if text is None:
@@ -211,14 +216,24 @@ class _Scanner:
             deps = parser(text, frel, reader=self.include_reader)
         else:
             deps = parser(text, frel)
-        (self.lock_deps if name in LOCKFILES else self.manifest_deps).extend(deps)
+        if name in LOCKFILES:
+            if len({d.key for d in deps}) < len(deps):
+                self.multi_files.add(frel)  # several versions of one package
+            self.lock_deps.extend(deps)
+        else:
+            self.manifest_deps.extend(deps)
 
     def include_reader(self, rel: str) -> str | None:
         """Reader for requirements includes: files under root only, counted like any file."""
         if rel.startswith(("../", "/")) or rel == "..":
             return None
-        if rel not in self.seen_files and not self.count_file(rel):
-            return None
+        if rel not in self.seen_files:
+            if not os.path.isfile(os.path.join(self.root, rel)):
+                _report(self.res, f"{rel}: included but not found")
+                return None
+            if not self.count_file(rel):
+                return None
+            self.included.add(rel)
         return self.read(rel)
 
     # -------------------------------------------------------------- workspaces
@@ -295,15 +310,49 @@ class _Scanner:
             cur = direct.get(k)
             if cur is None or KIND_ORDER[d.kind] < KIND_ORDER[cur]:
                 direct[k] = d.kind
-        out = [d for d in self.manifest_deps if (d.ecosystem, d.key) not in local]
-        for d in self.lock_deps:
+        # A lockfile may lock several versions of one package (yarn classic: one entry per
+        # version, its `spec` listing the ranges it resolves). Only the entry that a
+        # manifest's range resolves to is the direct dep; the others stay transitive.
+        skip_promote: set[int] = set()
+        if self.multi_files:
+            groups: dict[tuple[str, str, str], list[int]] = {}
+            for i, d in enumerate(self.lock_deps):
+                if d.manifest in self.multi_files and (d.ecosystem, d.key) in direct:
+                    groups.setdefault((d.manifest, d.ecosystem, d.key), []).append(i)
+            specs: dict[tuple[str, str], set[str]] = {}
+            for d in self.manifest_deps:
+                if d.spec and d.kind != "transitive":
+                    specs.setdefault((d.ecosystem, d.key), set()).add(d.spec.strip())
+            for (_, eco, key), g in groups.items():
+                if len(g) < 2:
+                    continue
+                wanted = specs.get((eco, key), set())
+                hit = [i for i in g if wanted.intersection((self.lock_deps[i].spec or "").split(", "))]
+                keep = hit or g[:1]
+                skip_promote.update(i for i in g if i not in keep)
+        locked: dict[tuple[str, str], str] = {}  # the version locked for a direct dep
+        promoted: list[Dep] = []
+        for i, d in enumerate(self.lock_deps):
             k = (d.ecosystem, d.key)
             if k in local:
                 continue
             kind = direct.get(k)
-            if kind is not None and kind != "transitive" and kind != d.kind:
-                d = Dep(d.name, d.key, d.ecosystem, d.version, kind, d.manifest, d.spec)
+            if kind is not None:
+                if kind != "transitive" and kind != d.kind and i not in skip_promote:
+                    d = Dep(d.name, d.key, d.ecosystem, d.version, kind, d.manifest, d.spec)
+                if d.kind != "transitive" and d.version and k not in locked:
+                    locked[k] = d.version
+            promoted.append(d)
+        out = []
+        for d in self.manifest_deps:
+            k = (d.ecosystem, d.key)
+            if k in local:
+                continue
+            v = locked.get(k)
+            if v is not None and v != d.version:  # the lockfile's version, not the manifest's guess
+                d = Dep(d.name, d.key, d.ecosystem, v, d.kind, d.manifest, d.spec)
             out.append(d)
+        out.extend(promoted)
         self.res.deps = out
 
 

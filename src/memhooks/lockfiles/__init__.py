@@ -103,15 +103,19 @@ def dedupe(deps: list[Dep]) -> list[Dep]:
 
 
 _EXACT_SEMVER = re.compile(r"^=?v?\d+(\.\d+){0,3}([-+][0-9A-Za-z.+-]+)?$")
+_FULL_SEMVER = re.compile(r"^=?v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$")
 
 
-def exact_version(spec: str | None) -> str | None:
-    """The version an npm/cargo/composer/gem spec pins exactly (``1.2.3``, ``=1.2.3``), else None."""
+def exact_version(spec: str | None, full: bool = False) -> str | None:
+    """The version an npm/cargo/composer/gem spec pins exactly (``1.2.3``, ``=1.2.3``), else None.
+
+    ``full=True`` (npm, cargo) wants all three of major.minor.patch: there ``4`` and ``4.17``
+    are ranges (``4.x``, ``4.17.x``), not versions."""
     if not spec:
         return None
     s = spec.strip()
-    if _EXACT_SEMVER.match(s):
-        return s.lstrip("=")
+    if (_FULL_SEMVER if full else _EXACT_SEMVER).match(s):
+        return s.lstrip("=").lstrip("v")
     return None
 
 

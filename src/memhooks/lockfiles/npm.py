@@ -62,7 +62,7 @@ def read_package_json(text: str, path: str) -> Manifest:
             if spec.startswith(_LOCAL_PROTOCOLS):
                 continue
             real, rng = _alias(name, spec)
-            out.append(make_dep(real, ECO, exact_version(rng), kind, path, spec or None))
+            out.append(make_dep(real, ECO, exact_version(rng, full=True), kind, path, spec or None))
     ws = data.get("workspaces")
     if isinstance(ws, dict):
         ws = ws.get("packages")
@@ -268,8 +268,14 @@ def parse_yarn_lock(text: str, path: str) -> list[Dep]:
 
 
 def parse_yarn_classic_lock(text: str, path: str) -> list[Dep]:
+    """yarn.lock v1. The file doesn't say which entries are direct, and may lock several
+    versions of one package (``debug@2.6.9`` and ``debug@^4.3.7``): each version is kept as its
+    own Dep whose ``spec`` lists the ranges it resolves (``"^4.3.7, ^4.3.5"``), so that the
+    scan can pick the one a manifest's range asks for."""
     out: list[Dep] = []
+    seen: dict[tuple[str, str | None], int] = {}
     name = None
+    ranges: list[str] = []
     seen_header = False
     for line in text.splitlines():
         if not line or line[0] == "#":
@@ -277,19 +283,32 @@ def parse_yarn_classic_lock(text: str, path: str) -> list[Dep]:
         if line[0] != " ":
             if not line.endswith(":"):
                 raise ValueError(f"yarn.lock: unexpected line {line[:40]!r}")
-            first = _unquote(line[:-1].split(", ", 1)[0])
-            name, rng = _split_ident(first)
+            descs = [_unquote(d) for d in line[:-1].split(", ")]
+            name, rng = _split_ident(descs[0])
             if rng.startswith("npm:"):
                 real, _ = _split_ident(rng[4:])
                 name = real or name
+            ranges = [_split_ident(d)[1] for d in descs]
             seen_header = True
             continue
         if name and line.startswith("  version "):
-            out.append(make_dep(name, ECO, _ver(_unquote(line[10:])), "transitive", path))
+            version = _ver(_unquote(line[10:]))
+            k = (name, version)
+            i = seen.get(k)
+            if i is None:
+                seen[k] = len(out)
+                out.append(make_dep(name, ECO, version, "transitive", path, ", ".join(ranges)))
+            else:  # same version under another alias: add its ranges
+                d = out[i]
+                out[i] = Dep(d.name, d.key, d.ecosystem, d.version, d.kind, d.manifest,
+                             ", ".join(filter(None, (d.spec, *ranges))))
             name = None
     if not seen_header and text.strip() and not text.lstrip().startswith("#"):
         raise ValueError("yarn.lock: no entries")
-    return dedupe(out)
+    if name is not None or (seen_header and not text.endswith("\n")):
+        # yarn ends the file with a newline and every entry with a version
+        raise ValueError("yarn.lock: truncated (the last entry is incomplete)")
+    return out
 
 
 def parse_yarn_berry_lock(text: str, path: str) -> list[Dep]:
@@ -378,7 +397,15 @@ def parse_bun_lock(text: str, path: str) -> list[Dep]:
         for name, spec, kind in _direct_from_manifest(w):
             if name in local or spec.startswith(_LOCAL_PROTOCOLS):
                 continue
-            entry = pk.get(f"{wpath}/{name}" if wpath else name) or pk.get(name)
+            # a workspace's own copy of a package is keyed by the workspace's name
+            # ("@scope/pkg/dep"); older bun versions used its path
+            entry = None
+            if wpath:
+                wname = w.get("name")
+                if isinstance(wname, str) and wname:
+                    entry = pk.get(f"{wname}/{name}")
+                entry = entry or pk.get(f"{wpath}/{name}")
+            entry = entry or pk.get(name)
             version = None
             real = name
             if isinstance(entry, list) and entry and isinstance(entry[0], str):

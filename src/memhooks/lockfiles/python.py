@@ -165,7 +165,30 @@ def parse_requirements(
         else:
             out.extend(deps)
 
+    # pip-compile / `uv pip compile` / `uv export` annotations: "# via flask" or a "# via"
+    # block under a requirement. own[i] = (index in out, via entries) of this file's requirements
+    own: list[tuple[int, list[str]]] = []
+    via: list[str] | None = None  # the via list being filled (a "# via" block)
     for raw in _logical_lines(text):
+        sraw = raw.strip()
+        if sraw.startswith("#"):
+            body = sraw[1:].strip()
+            if body == "via" and own:
+                via = own[-1][1]
+            elif body.startswith("via ") and own:
+                own[-1][1].append(body[4:].strip())
+                via = None
+            elif via is not None and body and sraw[1:2] == " " and sraw[2:3] == " ":
+                via.append(body)  # "#   flask": an entry of a via block
+            else:
+                via = None
+            continue
+        via = None
+        if "# via " in raw:  # --annotation-style=line: "flask==3.0  # via -r requirements.in"
+            at = raw.find("# via ")
+            inline = [e.strip() for e in raw[at + 6 :].split(",") if e.strip()]
+        else:
+            inline = None
         line = _strip_comment(raw).strip()
         if not line:
             continue
@@ -193,7 +216,10 @@ def parse_requirements(
         if parsed is None:
             continue
         name, spec, ver = parsed
+        own.append((len(out), inline or []))
         out.append(make_dep(name, ECO, ver, kind, path, spec))
+    if any(v for _, v in own):
+        _mark_transitive(out, own)
     if _depth == 0 and constraints:
         out = [
             Dep(d.name, d.key, d.ecosystem, constraints.get(d.key), d.kind, d.manifest, d.spec)
@@ -201,6 +227,24 @@ def parse_requirements(
             for d in out
         ]
     return dedupe(out) if _depth == 0 else out
+
+
+def _mark_transitive(out: list[Dep], own: list[tuple[int, list[str]]]) -> None:
+    """A compiled requirements file: a requirement whose "via" entries all name other
+    requirements of the same file is only there for them, so it is transitive. Entries that
+    name an input (`-r requirements.in`, `svc (pyproject.toml)`, the project itself in
+    `uv export`) make it direct; `-c` constraint entries don't count either way."""
+    names = {out[i].key for i, _ in own}
+    for i, entries in own:
+        if not entries:
+            continue
+        refs = [e for e in entries if not e.startswith(("-c ", "--constraint"))]
+        if not refs:
+            continue
+        if all(not e.startswith("-") and "(" not in e
+               and normalize(e.split("[", 1)[0].strip(), ECO) in names for e in refs):
+            d = out[i]
+            out[i] = Dep(d.name, d.key, d.ecosystem, d.version, "transitive", d.manifest, d.spec)
 
 
 # ------------------------------------------------------------------ pyproject.toml
@@ -220,11 +264,39 @@ def _poetry_spec(val) -> tuple[str | None, bool]:
     return None, False
 
 
-def _pep508_list(items, kind: str, path: str, out: list[Dep]):
+_PY_MIN = re.compile(r"(?:>=|~=|\^|~|>|==)\s*(\d+)\.(\d+)")
+_PY_BELOW = re.compile(r"""^\s*python(?:_full)?_version\s*(<=?)\s*['"](\d+)\.(\d+)(?:\.(\d+))?['"]\s*$""")
+
+
+def _min_python(spec) -> tuple[int, int] | None:
+    """The lowest Python a `requires-python` (or Poetry `python`) spec allows, when it says."""
+    if not isinstance(spec, str):
+        return None
+    found = [(int(a), int(b)) for a, b in _PY_MIN.findall(spec)]
+    return min(found) if found else None
+
+
+def _never_installed(req: str, min_py: tuple[int, int] | None) -> bool:
+    """`tomli>=2; python_version < "3.11"` in a project that requires Python >= 3.11: no
+    installer resolves it (uv and Poetry leave it out of the lockfile), so it isn't a dep."""
+    if min_py is None or ";" not in req:
+        return False
+    m = _PY_BELOW.match(req.split(";", 1)[1])
+    if not m:
+        return False
+    bound = (int(m.group(2)), int(m.group(3)))
+    if m.group(1) == "<" and not int(m.group(4) or 0):
+        return min_py >= bound  # < 3.11: never with >= 3.11
+    return min_py > bound  # <= 3.11 or < 3.11.2: 3.11.0 still could
+
+
+def _pep508_list(items, kind: str, path: str, out: list[Dep], min_py: tuple[int, int] | None = None):
     if not isinstance(items, list):
         return
     for item in items:
         if isinstance(item, str):
+            if min_py is not None and _never_installed(item, min_py):
+                continue
             p = parse_pep508(item)
             if p:
                 out.append(make_dep(p[0], ECO, p[2], kind, path, p[1]))
@@ -237,11 +309,12 @@ def read_pyproject(text: str, path: str) -> Manifest:
     out: list[Dep] = []
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
     name = project.get("name") if isinstance(project.get("name"), str) else None
-    _pep508_list(project.get("dependencies"), "runtime", path, out)
+    min_py = _min_python(project.get("requires-python"))
+    _pep508_list(project.get("dependencies"), "runtime", path, out, min_py)
     opt = project.get("optional-dependencies")
     if isinstance(opt, dict):
         for extra, items in opt.items():
-            _pep508_list(items, "dev" if _devish(str(extra)) else "runtime", path, out)
+            _pep508_list(items, "dev" if _devish(str(extra)) else "runtime", path, out, min_py)
 
     # PEP 735 dependency groups, with include-group (cycles ignored)
     groups = data.get("dependency-groups")
@@ -252,7 +325,7 @@ def read_pyproject(text: str, path: str) -> Manifest:
                 return
             for item in items:
                 if isinstance(item, str):
-                    _pep508_list([item], "dev", path, out)
+                    _pep508_list([item], "dev", path, out, min_py)
                 elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
                     expand(item["include-group"], stack + (g,))
         for g in groups:
@@ -306,17 +379,28 @@ _PKG_HEAD = re.compile(r'^name = "([^"\n]+)"\n(?:version = "([^"\n]*)"\n)?(?:sou
 
 
 def _package_chunks(text: str):
-    """Yield (name, version, source, chunk) per `[[package]]` table of a uv/poetry lock.
+    """Yield (name, version, source, chunk, table) per `[[package]]` table of a uv/poetry lock.
 
     A fast path: only the head lines of each table are matched; the caller parses the few
     chunks it needs in full with tomllib. Raises ValueError when a table doesn't start the
-    expected way (the caller then falls back to tomllib for the whole file)."""
+    expected way (the caller then falls back to tomllib for the whole file). The last table
+    (where a cut-off file is cut) is always parsed in full, with what follows it, so that a
+    truncated lockfile fails; its parsed table is yielded as ``table`` (None for the others)."""
+    import tomllib
+
     parts = re.split(r"(?m)^\[\[package\]\]\s*\n", text)
-    for chunk in parts[1:]:
+    last = None
+    if len(parts) > 1:
+        try:
+            last = tomllib.loads("[[package]]\n" + parts[-1])["package"][0]
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"last [[package]] table: {e}") from None
+    n = len(parts) - 1
+    for i, chunk in enumerate(parts[1:], 1):
         m = _PKG_HEAD.match(chunk)
         if not m:
             raise ValueError("unexpected [[package]] layout")
-        yield m.group(1), m.group(2), m.group(3) or "", chunk
+        yield m.group(1), m.group(2), m.group(3) or "", chunk, (last if i == n else None)
 
 
 def _chunk_table(chunk: str) -> dict:
@@ -334,7 +418,7 @@ def parse_poetry_lock(text: str, path: str) -> list[Dep]:
     try:
         if 'type = "directory"' in text:
             raise ValueError("local packages: use the full parser")
-        return dedupe([make_dep(n, ECO, v or None, "transitive", path) for n, v, _, _ in _package_chunks(text)])
+        return dedupe([make_dep(n, ECO, v or None, "transitive", path) for n, v, _, _, _ in _package_chunks(text)])
     except ValueError:
         pass
     import tomllib
@@ -354,9 +438,9 @@ def _uv_packages(text: str) -> list[dict]:
     """The [[package]] tables of a uv.lock; tables of registry packages keep only name/version."""
     try:
         pkgs = []
-        for name, version, source, chunk in _package_chunks(text):
+        for name, version, source, chunk, table in _package_chunks(text):
             if source.startswith("{") and any(k in source for k in ("editable", "virtual", "workspace")):
-                pkgs.append(_chunk_table(chunk))
+                pkgs.append(table if table is not None else _chunk_table(chunk))
             else:
                 pkgs.append({"name": name, "version": version, "source": {"registry": ""}})
         if pkgs or "[[package]]" not in text:

@@ -23,7 +23,7 @@ def _add_table(table, kind: str, path: str, out: list[Dep]):
                 name = val["package"]  # renamed dependency: the crate's real name
             if isinstance(val.get("version"), str):
                 spec = val["version"]
-        out.append(make_dep(name, ECO, exact_version(spec.lstrip("=")) if spec and spec.startswith("=") else None,
+        out.append(make_dep(name, ECO, exact_version(spec.lstrip("="), full=True) if spec and spec.startswith("=") else None,
                             kind, path, spec))
 
 
