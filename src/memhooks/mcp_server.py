@@ -59,9 +59,9 @@ def _open_reader():
     return open_reader()
 
 
-# The tool logic, without the SDK: (markdown, structured, is_error).
+# The tool logic, without the SDK: (markdown, is_error).
 
-def tool_search(query: str, limit: int = 10) -> tuple[str, dict, bool]:
+def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
     from memhooks import search
 
     conn = _open_reader()
@@ -69,11 +69,10 @@ def tool_search(query: str, limit: int = 10) -> tuple[str, dict, bool]:
         results = search.search_documents(conn, query, limit)
     finally:
         conn.close()
-    data = {"query": query, "count": len(results), "results": [search.fenced(r) for r in results]}
-    return search.results_markdown(query, results), data, False
+    return search.results_markdown(query, results), False
 
 
-def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, dict, bool]:
+def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
     from memhooks import search
 
     conn = _open_reader()
@@ -83,11 +82,11 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, dict, bool]:
         conn.close()
     if doc is None:
         return (f"No cached document with id {search.one_line(str(doc_id), 40)}. "
-                "Use search_documents to find ids."), {"id": doc_id, "found": False}, True
-    return search.document_markdown(doc), {"found": True, **search.fenced(doc)}, False
+                "Use search_documents to find ids."), True
+    return search.document_markdown(doc), False
 
 
-def tool_lookup(name: str) -> tuple[str, dict, bool]:
+def tool_lookup(name: str) -> tuple[str, bool]:
     from memhooks import search
     from memhooks.config import project_dir
 
@@ -96,7 +95,7 @@ def tool_lookup(name: str) -> tuple[str, dict, bool]:
         answer = search.lookup_library(conn, name, project_dir())
     finally:
         conn.close()
-    return search.library_markdown(answer), answer, False
+    return search.library_markdown(answer), False
 
 
 def build_server():
@@ -109,7 +108,7 @@ def build_server():
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__)
 
     def result(answer) -> CallToolResult:
-        text, _data, is_error = answer
+        text, is_error = answer
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
 
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
