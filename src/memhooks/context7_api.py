@@ -16,6 +16,7 @@ from memhooks.config import context7_api_url
 
 MAX_CONCURRENCY = 8
 DEFAULT_RETRY_AFTER_S = 600.0
+UNREACHABLE = ("ConnectError", "ConnectTimeout", "ProxyError", "UnsupportedProtocol")
 
 
 @dataclass
@@ -30,6 +31,7 @@ class SearchAnswer:
 class SearchRun:
     answers: dict[str, SearchAnswer] = field(default_factory=dict)
     retry_after_s: float | None = None  # set when the API said 429
+    unreachable: bool = False  # the first request could not connect or timed out
 
 
 def parse_retry_after(value: str | None) -> float:
@@ -60,8 +62,9 @@ def _results(body) -> list[dict] | None:
 
 def search_many(names: list[str], *, budget_s: float, query_for=None,
                 want: int | None = None) -> SearchRun:
-    """Search names in order, at most MAX_CONCURRENCY at a time, until `want` are
-    found (backfilling past failures), the list ends, the budget runs out, or a 429."""
+    """Search names in order until `want` are found (backfilling past failures), the
+    list ends, the budget runs out, or a 429. The first request goes alone; when it
+    gets through, the rest run MAX_CONCURRENCY at a time."""
     run = SearchRun()
     if not names or budget_s <= 0:
         return run
@@ -129,15 +132,31 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun) -> None:
         while queue and not stop.is_set() and (want is None or found < want):
             await one(client, queue.pop(0))
 
-    async with httpx.AsyncClient(headers=headers, follow_redirects=False) as client:
+    async def run_all(client):
+        # One request alone first: a 429 or an unreachable API then costs the tiny
+        # anonymous pool one request, not MAX_CONCURRENCY of them.
+        first = queue[0]
+        await one(client, queue.pop(0))
+        answer = run.answers.get(first)
+        if answer is not None and (answer.status == "timeout" or answer.detail in UNREACHABLE):
+            run.unreachable = True
+            return
         tasks = [asyncio.create_task(worker(client))
-                 for _ in range(min(MAX_CONCURRENCY, len(names)))]
-        workers = asyncio.gather(*tasks)
+                 for _ in range(min(MAX_CONCURRENCY, len(queue)))]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async with httpx.AsyncClient(headers=headers, follow_redirects=False) as client:
+        main = asyncio.create_task(run_all(client))
         stopper = asyncio.create_task(stop.wait())
         try:
-            await asyncio.wait([workers, stopper], timeout=max(0.0, deadline - time.monotonic()),
+            await asyncio.wait([main, stopper], timeout=max(0.0, deadline - time.monotonic()),
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in [*tasks, stopper]:
+            for t in (main, stopper):
                 t.cancel()
-            await asyncio.gather(*tasks, stopper, return_exceptions=True)
+            await asyncio.gather(main, stopper, return_exceptions=True)

@@ -113,11 +113,15 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     now = time.time()
     with transaction(conn):
         if run is not None:
-            if run.retry_after_s is not None:
+            if run.retry_after_s is not None or run.unreachable:
+                # Back off across sessions: Retry-After after a 429, a few minutes when
+                # the API could not be reached at all.
                 conn.execute(
                     "INSERT INTO api_state (key, value, until) VALUES (?, ?, ?)"
                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value, until = excluded.until",
-                    (RETRY_KEY, "429", now + run.retry_after_s),
+                    (RETRY_KEY, "429" if run.retry_after_s is not None else "unreachable",
+                     now + (run.retry_after_s if run.retry_after_s is not None
+                            else config.tier1_error_ttl_s())),
                 )
             for r in todo:
                 answer = run.answers.get(r.name)
