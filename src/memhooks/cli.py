@@ -251,24 +251,23 @@ def scan(directory, top_n, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def warm(directory, budget, top_n, as_json):
     """Pre-resolve the project's top libraries to Context7 IDs (tier1)."""
+    from memhooks import config
     from memhooks.warm import warm as do_warm
 
     project = os.path.realpath(directory)
     conn = open_store()
-    shown = []
-
-    def progress(r):
-        shown.append(r)
-
     try:
         if as_json:
-            result = do_warm(conn, project, budget_s=budget, top_n=top_n)
+            result = do_warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True)
         else:
             from rich.console import Console
 
-            console = Console(stderr=True)
-            with console.status(f"warming {project} …"):
-                result = do_warm(conn, project, budget_s=budget, top_n=top_n, progress=progress)
+            with Console(stderr=True).status(f"scanning {project} …") as status:
+                def progress(r):
+                    status.update(f"ranked {r.name} ({r.how}) …")
+
+                result = do_warm(conn, project, budget_s=budget, top_n=top_n, progress=progress,
+                                 retry_unreachable=True)
     finally:
         conn.close()
     rows = [{"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
@@ -277,6 +276,7 @@ def warm(directory, budget, top_n, as_json):
     if as_json:
         echo_json({"project": project, "entries": rows, "files": result.scanned_files,
                    "api_requests": result.api_requests, "rate_limited": result.rate_limited,
+                   "api_unreachable": result.unreachable,
                    "seconds": round(result.seconds, 3), "errors": result.errors})
         return
     for r in rows:
@@ -284,7 +284,8 @@ def warm(directory, budget, top_n, as_json):
         click.echo(f"{r['name']}@{r['version'] or '-'} → {target}  [{r['how']}]")
     click.echo(f"{len(result.resolved)}/{len(rows)} resolved from {len(result.scanned_files)} "
                f"files in {result.seconds:.2f}s ({result.api_requests} API requests"
-               f"{', rate limited' if result.rate_limited else ''})")
+               f"{', rate limited' if result.rate_limited else ''}"
+               f"{', API unreachable: ' + config.context7_api_url() if result.unreachable else ''})")
 
 
 def _register_commands() -> None:

@@ -43,6 +43,7 @@ class WarmResult:
     errors: list[str] = field(default_factory=list)
     api_requests: int = 0
     rate_limited: bool = False
+    unreachable: bool = False
     seconds: float = 0.0
     context: str = ""
 
@@ -67,7 +68,7 @@ def _fresh_project_entry(conn, project: str, key: str, now: float):
 
 
 def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None = None,
-         progress=None) -> WarmResult:
+         progress=None, retry_unreachable: bool = False) -> WarmResult:
     from memhooks.rank import rank
     from memhooks.fingerprint import fingerprint
     from memhooks.scan import scan_project
@@ -86,6 +87,8 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
         key = normalize(dep.name, dep.ecosystem)
         row = _fresh_project_entry(conn, project, key, now)
+        if row is not None and retry_unreachable and row[0] is None and row[1] == "error":
+            row = None  # a warm a person asked for retries recent failures
         if row is not None:
             r.library_id = row[0]
             r.how = "tier1" if row[0] else ("api-error" if row[1] == "error" else "not-found")
@@ -101,7 +104,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
 
     missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
     run = None
-    if todo and missing and not api_blocked(conn, now):
+    if todo and missing and not api_blocked(conn, now, retry_unreachable=retry_unreachable):
         from memhooks.context7_api import search_many
 
         remaining = budget_s - (time.monotonic() - started)
@@ -110,6 +113,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                           query_for=lambda n: f"{n} library documentation")
         result.api_requests = len(run.answers)
         result.rate_limited = run.retry_after_s is not None
+        result.unreachable = run.unreachable
     now = time.time()
     with transaction(conn):
         if run is not None:

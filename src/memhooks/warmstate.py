@@ -79,13 +79,18 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
     return entries, complete
 
 
-def api_blocked(conn, now: float) -> bool:
+def api_blocked(conn, now: float, *, retry_unreachable: bool = False) -> bool:
+    """Offline, or backing off (after a 429; or after the API was unreachable,
+    unless `retry_unreachable`, as for a warm a person asked for)."""
     from memhooks.config import offline
 
     if offline():
         return True
-    row = conn.execute("SELECT until FROM api_state WHERE key = 'context7.retry_after'").fetchone()
-    return bool(row and row[0] and row[0] > now)
+    row = conn.execute(
+        "SELECT until, value FROM api_state WHERE key = 'context7.retry_after'").fetchone()
+    if not row or not row[0] or row[0] <= now:
+        return False
+    return not (retry_unreachable and row[1] == "unreachable")
 
 
 def fast_answer(conn, project: str) -> str | None:
