@@ -365,3 +365,25 @@ def test_lone_surrogates_and_nuls_are_stored_not_failed(store):
     assert db_rows(store, "SELECT state FROM events") == [("done",)]
     content = db_rows(store, "SELECT content FROM documents")[0][0]
     assert "Return a \ufffd   cleanup" in content
+
+
+def test_read_only_store_spools_and_loses_nothing(store):
+    """An immutable DB file (chattr +i; root ignores mode bits) cannot be written."""
+    import shutil
+
+    assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
+    wait_idle(store)
+    ingest(store)
+    if shutil.which("chattr") is None or run(["chattr", "+i", store]).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        r = run_hook("post-tool-use", load_payload("exa_web_search"))
+        assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+        r = run_hook("session-start", {"hook_event_name": "SessionStart", "source": "startup"})
+        assert r.returncode == 0 and r.stderr == b""
+        assert r.stdout.strip() == b"" or json.loads(r.stdout)
+    finally:
+        run(["chattr", "-i", store])
+    assert len(list((store.parent / "spool").glob("*.json"))) >= 1
+    ingest(store)
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE source_tool = 'exa'")[0][0] >= 1
