@@ -566,32 +566,28 @@ def results_markdown(query: str, results: list[dict]) -> str:
              REFERENCE_NOTE, ""]
     for n, r in enumerate(results, 1):
         lines.append(f"## {n}. {one_line(r['title'])} (id {r['id']})")
-        facts = [f"{r['source_tool']} · {r['type']}", f"from: {_where(r)}"]
-        if r.get("topic"):
-            facts.append(f"topic: {one_line(r['topic'], 120)}")
-        if r.get("version"):
-            facts.append(f"version: {one_line(r['version'], 40)}")
-        lines.append("- " + " · ".join(facts))
-        lines.append(f"- captured {r.get('created_at') or '?'} · accessed {r['access_count']}×"
-                     f" · {r.get('bytes') or 0:,} bytes")
-        lines.append(f"- cite as: {r['citation']}")
+        lines += _about(r, f"{r.get('bytes') or 0:,} bytes")
         lines.append(fence(r.get("snippet") or ""))
         lines.append("")
     lines.append("Call get_document(id) for a document's full text.")
     return "\n".join(lines)
 
 
-def document_markdown(doc: dict) -> str:
-    lines = [f"# {one_line(doc['title'])} (id {doc['id']})", REFERENCE_NOTE, ""]
+def _about(doc: dict, size: str) -> list[str]:
+    """The provenance lines shown above a result or a document."""
     facts = [f"{doc['source_tool']} · {doc['type']}", f"from: {_where(doc)}"]
     if doc.get("topic"):
         facts.append(f"topic: {one_line(doc['topic'], 120)}")
     if doc.get("version"):
         facts.append(f"version: {one_line(doc['version'], 40)}")
-    lines.append("- " + " · ".join(facts))
-    lines.append(f"- captured {doc.get('created_at') or '?'} · accessed {doc['access_count']}×"
-                 f" · {doc['total_chars']:,} characters")
-    lines.append(f"- cite as: {doc['citation']}")
+    return ["- " + " · ".join(facts),
+            f"- captured {doc.get('created_at') or '?'} · accessed {doc['access_count']}× · {size}",
+            f"- cite as: {doc['citation']}"]
+
+
+def document_markdown(doc: dict) -> str:
+    lines = [f"# {one_line(doc['title'])} (id {doc['id']})", REFERENCE_NOTE, ""]
+    lines += _about(doc, f"{doc['total_chars']:,} characters")
     if doc.get("capture_truncated"):
         lines.append("- the capture itself was cut at the size cap")
     lines.append("")

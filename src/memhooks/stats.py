@@ -222,17 +222,11 @@ def render(data: dict, console=None) -> None:
     for state, n in e["by_state"].items():
         ev.add_row(state, f"{n:,}")
     console.print(ev)
-    if e["skip_reasons"]:
-        sk = Table(title="Skip reasons", title_justify="left")
-        sk.add_column("reason", overflow="fold")
-        sk.add_column("events", justify="right")
-        for r in e["skip_reasons"]:
-            sk.add_row(r["reason"], f"{r['count']:,}")
-        console.print(sk)
-    if e["failure_reasons"]:
-        fl = Table(title="Failure reasons", title_justify="left")
-        fl.add_column("reason", overflow="fold")
-        fl.add_column("events", justify="right")
-        for r in e["failure_reasons"]:
-            fl.add_row(r["reason"], f"{r['count']:,}")
-        console.print(fl)
+    for title, key in (("Skip reasons", "skip_reasons"), ("Failure reasons", "failure_reasons")):
+        if e[key]:
+            reasons = Table(title=title, title_justify="left")
+            reasons.add_column("reason", overflow="fold")
+            reasons.add_column("events", justify="right")
+            for r in e[key]:
+                reasons.add_row(r["reason"], f"{r['count']:,}")
+            console.print(reasons)
