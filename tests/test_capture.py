@@ -24,6 +24,13 @@ from conftest import (
     wait_idle,
 )
 
+def capture(store, name: str) -> None:
+    """Run the PostToolUse hook with a fixture payload, then let ingestion finish."""
+    assert run_hook("post-tool-use", load_payload(name)).returncode == 0
+    wait_idle(store)
+    ingest(store)
+
+
 CAPTURED = {
     # fixture -> (source_tool, type, source) of the document it must produce
     "c7_query_docs": ("context7", "library-docs", "/facebook/react"),
@@ -105,9 +112,7 @@ def test_not_documents_are_journaled_and_counted(store):
 
 
 def test_resolve_fills_libraries_and_tier1(store):
-    assert run_hook("post-tool-use", load_payload("c7_resolve_react")).returncode == 0
-    wait_idle(store)
-    ingest(store)
+    capture(store, "c7_resolve_react")
     libs = db_rows(store, "SELECT library_id, title FROM libraries ORDER BY library_id")
     assert ("/facebook/react", "React") in [(a, b) for a, b in libs]
     tier1 = db_rows(store, "SELECT name_key, library_id, origin, matched FROM tier1")
@@ -316,9 +321,7 @@ def test_replay_example_session_and_reindex(store):
 
 
 def test_reindex_repairs_projections_from_the_journal(store):
-    assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
-    wait_idle(store)
-    ingest(store)
+    capture(store, "c7_query_docs")
     conn = sqlite3.connect(str(store))
     conn.execute("DELETE FROM documents")
     conn.execute("DELETE FROM tier2")
@@ -338,9 +341,7 @@ def test_bin_shim_is_runnable_with_bash(store):
 
 
 def test_reindex_keeps_access_counts(store):
-    assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
-    wait_idle(store)
-    ingest(store)
+    capture(store, "c7_query_docs")
     conn = sqlite3.connect(str(store))
     conn.execute("UPDATE documents SET access_count = 7, last_accessed_epoch = 1234")
     conn.commit()
@@ -371,9 +372,7 @@ def test_read_only_store_spools_and_loses_nothing(store):
     """An immutable DB file (chattr +i; root ignores mode bits) cannot be written."""
     import shutil
 
-    assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
-    wait_idle(store)
-    ingest(store)
+    capture(store, "c7_query_docs")
     if shutil.which("chattr") is None or run(["chattr", "+i", store]).returncode != 0:
         pytest.skip("chattr +i is not available here")
     try:

@@ -220,6 +220,10 @@ def resolve(state, root):
     """Decide (hot, full, status) and refresh the marker; start the venv build if needed.
 
     status: "ok" | "building" | "venv-failed" | "no-python" (detail in the 4th item)."""
+    try:
+        os.makedirs(state, 0o700, exist_ok=True)
+    except OSError:
+        pass
     st = stamp(root)
     marker = read_marker(state)
     if marker["stamp"] == st and _is_exe(marker["full"]):
@@ -264,10 +268,6 @@ def resolve(state, root):
 def cmd_ensure(state, root):
     import json
 
-    try:
-        os.makedirs(state, 0o700, exist_ok=True)
-    except OSError:
-        pass
     hot, full, status, detail = resolve(state, root)
     if status == "ok":
         _clear_notices(state)
@@ -299,10 +299,6 @@ def cmd_ensure(state, root):
 def cmd_full(state, root):
     import time
 
-    try:
-        os.makedirs(state, 0o700, exist_ok=True)
-    except OSError:
-        pass
     hot, full, status, _ = resolve(state, root)
     if full is None and status == "building":
         try:

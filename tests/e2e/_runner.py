@@ -24,18 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from fake_api import FakeAnthropic, TLSPageServer  # noqa: E402
-
-
-def _subst(obj, mapping: dict[str, str]):
-    if isinstance(obj, str):
-        for k, v in mapping.items():
-            obj = obj.replace(k, v)
-        return obj
-    if isinstance(obj, list):
-        return [_subst(x, mapping) for x in obj]
-    if isinstance(obj, dict):
-        return {k: _subst(v, mapping) for k, v in obj.items()}
-    return obj
+from harness import replace_strings  # noqa: E402
 
 
 def _kill_group(pgid: int) -> None:
@@ -59,9 +48,9 @@ def main(cfg_path: str) -> int:
     api = FakeAnthropic(port=cfg.get("api_port", 0), final_text=cfg.get("final_text", "All done."))
     tls = TLSPageServer(cfg["cert"], cfg["key"], port=cfg.get("tls_port", 0))
     mapping = {"{{API_BASE}}": api.base_url, "{{TLS_BASE}}": tls.base_url}
-    api.script = _subst(cfg.get("script") or [], mapping)
-    cmd = _subst(cfg["cmd"], mapping)
-    env = _subst(cfg["env"], mapping)
+    api.script = replace_strings(cfg.get("script") or [], mapping)
+    cmd = replace_strings(cfg["cmd"], mapping)
+    env = replace_strings(cfg["env"], mapping)
     api.start()
     tls.start()
     result: dict = {"api_port": api.port, "tls_port": tls.port, "cmd": cmd}

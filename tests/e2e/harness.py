@@ -520,16 +520,17 @@ def _q(s: str) -> str:
 # payload fixtures
 
 
-def sanitize_payload(obj: Any, replacements: dict[str, str]) -> Any:
-    """Replace scratch paths (HOME, project, tmp) with placeholders, recursively."""
+def replace_strings(obj: Any, replacements: dict[str, str]) -> Any:
+    """Replace substrings in every string of a JSON value, longest key first
+    (scratch paths -> placeholders here; placeholders -> addresses in _runner)."""
     if isinstance(obj, str):
         for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
             obj = obj.replace(old, new)
         return obj
     if isinstance(obj, list):
-        return [sanitize_payload(x, replacements) for x in obj]
+        return [replace_strings(x, replacements) for x in obj]
     if isinstance(obj, dict):
-        return {k: sanitize_payload(v, replacements) for k, v in obj.items()}
+        return {k: replace_strings(v, replacements) for k, v in obj.items()}
     return obj
 
 
@@ -573,8 +574,8 @@ def save_payload_fixtures(env: E2EEnv, result: SessionResult, dest: Path, prefix
         while path in written:
             path = dest / f"{name}-{k}.json"
             k += 1
-        path.write_text(json.dumps(sanitize_payload(p, repl), indent=2, ensure_ascii=False) + "\n")
-        files[path.name] = {"hook_env": sanitize_payload(rec.get("env", {}), repl)}
+        path.write_text(json.dumps(replace_strings(p, repl), indent=2, ensure_ascii=False) + "\n")
+        files[path.name] = {"hook_env": replace_strings(rec.get("env", {}), repl)}
         written.append(path)
     index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n")
     return written
