@@ -60,7 +60,7 @@ def main() -> None:
               f"{first_s * 1000:.0f} ms, {len(first.stdout)} bytes of output")
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c",
-                        "import time,sys;from memhooks.store import connect;from memhooks.warm import warm;"
+                        "import time,sys;from memhooks.store.connect import connect;from memhooks.warm.resolve import warm;"
                         "c=connect();t=time.perf_counter();r=warm(c,sys.argv[1]);"
                         "print(f'  in-process warm(): {(time.perf_counter()-t)*1000:.0f} ms, "
                         "{len(r.entries)} entries from {len(r.scanned_files)} files')", mono],

@@ -60,8 +60,8 @@ def db_rows(db, sql: str, params=()) -> list[tuple]:
 
 def ingest(db) -> None:
     """Run the real ingester in-process (what every reader does before reading)."""
-    from memhooks.ingest import ingest_pending
-    from memhooks.store import connect
+    from memhooks.ingest.pipeline import ingest_pending
+    from memhooks.store.connect import connect
 
     conn = connect(str(db))
     try:

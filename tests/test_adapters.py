@@ -10,21 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memhooks.adapters import (
+from memhooks.ingest.adapters import (
     MIN_DOC_CHARS,
     classify,
     parse_tool_name,
     response_text_blocks,
     route,
 )
-from memhooks.adapters.context7 import (
+from memhooks.ingest.adapters.context7 import (
     choose_library,
     error_reason,
     parse_resolve,
     parse_version,
 )
-from memhooks.adapters.web import url_title
-from memhooks.records import AdapterResult, DocumentRecord, LibraryRecord
+from memhooks.ingest.adapters.web import url_title
+from memhooks.ingest.records import AdapterResult, DocumentRecord, LibraryRecord
 
 PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
 
@@ -800,7 +800,7 @@ def test_route_never_raises_on_format_like_text(tool_name, pieces, name):
 
 
 def test_webfetch_with_a_malformed_port_is_still_a_document():
-    from memhooks.adapters import route
+    from memhooks.ingest.adapters import route
 
     event = {"hook_event_name": "PostToolUse", "tool_name": "WebFetch",
              "tool_input": {"url": "https://127.0.0.1:<PORT>/page", "prompt": "summarise"},

@@ -6,8 +6,8 @@ import os
 import platformdirs
 
 from memhooks import config, log
-from memhooks import store as store_mod
-from memhooks.migrations import MIGRATIONS
+from memhooks.store import connect as store_mod
+from memhooks.store.migrations import MIGRATIONS
 
 
 def test_store_location_precedence(tmp_path, monkeypatch):

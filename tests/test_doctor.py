@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from memhooks.journal import append
-from memhooks.store import connect
+from memhooks.capture.journal import append
+from memhooks.store.connect import connect
 
-CLI = [sys.executable, "-m", "memhooks.cli"]
+CLI = [sys.executable, "-m", "memhooks.cli.main"]
 STATUSES = {"ok", "warn", "fail", "skip"}
 
 

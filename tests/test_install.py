@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memhooks import install as inst
+from memhooks.setup import install as inst
 
 SCOPES = ["user", "project", "local"]
-CLI = [sys.executable, "-m", "memhooks.cli"]
+CLI = [sys.executable, "-m", "memhooks.cli.main"]
 
 
 @pytest.fixture

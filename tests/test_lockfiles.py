@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memhooks.lockfiles import PARSERS, Dep, dedupe, make_dep, parser_for
-from memhooks.lockfiles import _yaml, go, npm, php, python as py, ruby, rust
+from memhooks.warm.lockfiles import PARSERS, Dep, dedupe, make_dep, parser_for
+from memhooks.warm.lockfiles import _yaml, go, npm, php, python as py, ruby, rust
 
 FIX = Path(__file__).parent / "fixtures" / "lockfiles"
 
@@ -255,7 +255,7 @@ def test_pnpm10_catalog_alias_and_peer_suffixes():
 
 
 def test_npm_x_ranges_are_not_versions():
-    from memhooks.lockfiles import exact_version
+    from memhooks.warm.lockfiles import exact_version
 
     assert exact_version("4", full=True) is None and exact_version("4.17", full=True) is None
     assert exact_version("4.17.21", full=True) == "4.17.21" and exact_version("=v1.2.3-rc.1", full=True) == "1.2.3-rc.1"

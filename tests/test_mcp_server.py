@@ -155,7 +155,7 @@ def test_plugin_shim_serves_and_cli_command_serves(store, tmp_path):
 
 def test_module_import_is_light():
     """The SDK is imported inside main(), not when the module is imported."""
-    code = ("import sys, memhooks.mcp_server; "
+    code = ("import sys, memhooks.recall.mcp_server; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('mcp', 'mcp_types', 'pydantic', 'anyio', 'click', 'rich'))))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
@@ -164,7 +164,7 @@ def test_module_import_is_light():
 
 
 def test_help_and_bad_arguments():
-    from memhooks.mcp_server import main
+    from memhooks.recall.mcp_server import main
 
     assert main(["--help"]) == 0
     assert main(["--bogus"]) == 2

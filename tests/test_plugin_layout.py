@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memhooks import install as inst
+from memhooks.setup import install as inst
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIMS = ["hooks/post-tool-use", "hooks/session-start", "bin/lc-cache-lookup", "bin/lc-cache-lookup-docs",

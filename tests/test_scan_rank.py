@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memhooks.lockfiles import Dep, make_dep
-from memhooks.rank import RankedDep, default_top_n, is_stub, rank
-from memhooks.fingerprint import fingerprint
-from memhooks.scan import SKIP_DIRS, ScanResult, scan_project
+from memhooks.warm.lockfiles import Dep, make_dep
+from memhooks.warm.rank import RankedDep, default_top_n, is_stub, rank
+from memhooks.warm.fingerprint import fingerprint
+from memhooks.warm.scan import SKIP_DIRS, ScanResult, scan_project
 
 from helpers_monorepo import write_monorepo
 

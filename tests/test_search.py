@@ -1,4 +1,4 @@
-"""memhooks.search (search_documents, get_document, lookup_library, fence) and
+"""memhooks.recall.search (search_documents, get_document, lookup_library, fence) and
 the `memhooks search` / `memhooks show` commands, on real SQLite files."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memhooks import search
-from memhooks.cli import main as cli_main
-from memhooks.ingest import ingest_pending
-from memhooks.projections import upsert_document
-from memhooks.store import connect, transaction
+from memhooks.recall import search
+from memhooks.cli.main import main as cli_main
+from memhooks.ingest.pipeline import ingest_pending
+from memhooks.store.projections import upsert_document
+from memhooks.store.connect import connect, transaction
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"

@@ -1,4 +1,4 @@
-"""memhooks.stats (gather/render) and `memhooks stats`, on real stores filled
+"""memhooks.recall.stats (gather/render) and `memhooks stats`, on real stores filled
 through `memhooks replay` (the capture path)."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memhooks import search, stats
-from memhooks.cache import lookup, lookup_docs
-from memhooks.cli import main as cli_main
-from memhooks.store import connect
+from memhooks.recall import search
+
+from memhooks.recall import stats
+from memhooks.recall.lc_cache import lookup, lookup_docs
+from memhooks.cli.main import main as cli_main
+from memhooks.store.connect import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"

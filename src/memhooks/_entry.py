@@ -33,23 +33,23 @@ def main(argv: list[str]) -> int:
         if hasattr(signal, "SIGXFSZ"):
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if cmd == "post-tool-use":
-        from memhooks.hooks import post_tool_use
+        from memhooks.capture.hooks import post_tool_use
 
         return post_tool_use()
     if cmd == "session-start":
-        from memhooks.hooks import session_start
+        from memhooks.capture.hooks import session_start
 
         return session_start()
     if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
-        from memhooks import cache
+        from memhooks.recall import lc_cache as cache
 
         return cache.COMMANDS[cmd](args)
     if cmd == "ingest":
-        from memhooks.ingest_main import main as ingest_main
+        from memhooks.capture.ingester import main as ingest_main
 
         return ingest_main(args)
     if cmd == "mcp":
-        from memhooks.mcp_server import main as mcp_main
+        from memhooks.recall.mcp_server import main as mcp_main
 
         return mcp_main(args)
     sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")

@@ -96,7 +96,7 @@ def _memhooks_cli() -> list[str]:
         return [str(exe)]
     if shutil.which("memhooks"):
         return [shutil.which("memhooks")]
-    return [sys.executable, "-m", "memhooks.cli"]
+    return [sys.executable, "-m", "memhooks.cli.main"]
 
 
 def _cli_env(env: harness.E2EEnv) -> dict[str, str]:

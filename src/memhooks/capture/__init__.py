@@ -1,0 +1,1 @@
+"""Capture: hook entry points, the raw journal, replay and the detached ingester."""

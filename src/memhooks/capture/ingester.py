@@ -1,0 +1,59 @@
+"""The detached ingester process (`_entry.py ingest`). Standard library until it has the lock."""
+
+from __future__ import annotations
+
+import os
+
+
+def _has_pending(db: str) -> bool:
+    from memhooks.store.connect import connect
+
+    conn = connect(db)
+    try:
+        return conn.execute("SELECT 1 FROM events WHERE state = 'pending' LIMIT 1").fetchone() is not None
+    finally:
+        conn.close()
+
+
+def main(args: list[str]) -> int:
+    try:
+        import fcntl
+
+        from memhooks.config import db_path
+
+        db = db_path()
+        background = "--background" in args
+        fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            # In the background, a running ingester is enough; in the foreground
+            # (a reader that needs fresh answers) wait for it, then look again.
+            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if background else 0))
+        except OSError:
+            os.close(fd)
+            return 0
+        try:
+            from memhooks.ingest.pipeline import ingest_pending
+            from memhooks.store.connect import connect
+
+            while True:
+                conn = connect(db)
+                try:
+                    ingest_pending(conn, db)
+                finally:
+                    conn.close()
+                # Release, then look again: a hook that journaled after our last
+                # pass saw the lock held and relies on this re-check.
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                if not _has_pending(db):
+                    break
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    break
+        finally:
+            os.close(fd)
+    except BaseException:  # noqa: BLE001
+        from memhooks.log import log_exception
+
+        log_exception("ingest")
+    return 0

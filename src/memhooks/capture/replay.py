@@ -1,0 +1,40 @@
+"""`memhooks replay FILE.jsonl`: recorded hook payloads through the capture path."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
+from memhooks.capture.journal import append, prepare
+from memhooks.store.connect import connect, transaction
+
+
+def replay_file(path: str) -> dict:
+    """Journal each non-blank line as one hook event, then ingest. `-` reads stdin."""
+    db = db_path()
+    # Recorded payloads keep their own project (their cwd) unless one is named.
+    project = project_dir() if os.environ.get("CLAUDE_PROJECT_DIR", "").strip() else None
+    conn = connect(db)
+    events = 0
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        try:
+            with transaction(conn):
+                for line in stream:
+                    if not line.strip():
+                        continue
+                    raw = line.rstrip(b"\r\n")
+                    payload, error = prepare(raw[:MAX_EVENT_BYTES], len(raw))
+                    append(conn, payload, size=len(raw), project=project, error=error)
+                    events += 1
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+        from memhooks.ingest.pipeline import ingest_pending
+
+        report = ingest_pending(conn, db)
+    finally:
+        conn.close()
+    return {"events": events, "done": report.done, "skipped": report.skipped,
+            "failed": report.failed, "documents_created": report.documents_created}

@@ -1,0 +1,80 @@
+"""`memhooks install`, `uninstall` and `doctor` (registered into the click group by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+SCOPE_HELP = ("user: ~/.claude/settings.json + ~/.claude.json; project: .claude/settings.json + "
+              ".mcp.json; local: .claude/settings.local.json + ~/.claude.json projects[DIR]")
+
+
+def _run(action: str, scope: str, project: str | None, dry_run: bool) -> None:
+    from memhooks.setup.install import InstallError, diff, run
+
+    try:
+        p = run(action, scope, project, dry_run=dry_run)
+    except InstallError as exc:
+        click.echo(f"memhooks: {exc}", err=True)
+        sys.exit(1)
+    for note in p.notes:
+        click.echo(f"memhooks: {note}", err=True)
+    if not p.changes:
+        state = "installed" if action == "install" else "not installed"
+        click.echo(f"memhooks is {'already ' if action == 'install' else ''}{state} "
+                   f"({scope} scope); nothing changed")
+        return
+    for ch in p.changes:
+        if dry_run:
+            text = diff(ch)
+            if text:
+                click.echo(text, nl=not text.endswith("\n"))
+            click.echo(f"would have {ch.verb} {ch.path} ({', '.join(ch.what)})")
+        else:
+            click.echo(f"{ch.verb} {ch.path} ({', '.join(ch.what)})")
+    if action == "install" and scope == "project" and not dry_run:
+        click.echo("memhooks: project MCP servers in .mcp.json need approval in Claude Code "
+                   "(or \"enableAllProjectMcpServers\": true)", err=True)
+
+
+def _scope_options(fn):
+    """--scope, --project and --dry-run, shared by install and uninstall."""
+    fn = click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")(fn)
+    fn = click.option("--project", "project", type=click.Path(file_okay=False),
+                      help="Project directory for --scope project/local "
+                           "(default: the current one).")(fn)
+    return click.option("--scope", type=click.Choice(["user", "project", "local"]),
+                        default="user", show_default=True, help=SCOPE_HELP)(fn)
+
+
+def register(main: click.Group) -> None:
+    @main.command()
+    @_scope_options
+    def install(scope, project, dry_run):
+        """Register memhooks' hooks and MCP server in Claude Code's settings (pip/uv installs)."""
+        _run("install", scope, project, dry_run)
+
+    @main.command()
+    @_scope_options
+    def uninstall(scope, project, dry_run):
+        """Remove what `memhooks install` added (and nothing else)."""
+        _run("uninstall", scope, project, dry_run)
+
+    @main.command()
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, status, detail}.")
+    @click.option("--project", "project", type=click.Path(file_okay=False),
+                  help="Project whose settings to check (default: the current directory).")
+    def doctor(as_json, project):
+        """Check the store, the registered hooks and MCP server, the Python and the Context7 API."""
+        from memhooks.setup.doctor import run_checks
+
+        results = run_checks(project=project or os.getcwd())
+        if as_json:
+            click.echo(json.dumps([r.as_dict() for r in results], indent=2, ensure_ascii=False))
+        else:
+            for r in results:
+                click.echo(f"{r.status:<4}  {r.name:<16} {r.detail}")
+        sys.exit(1 if any(r.status == "fail" for r in results) else 0)

@@ -1,0 +1,95 @@
+"""`memhooks search`, `show`, `stats` and `mcp`: thin click commands over
+memhooks.recall.search, memhooks.recall.stats and memhooks.recall.mcp_server (registered by cli.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+
+def register(main: click.Group) -> None:
+    for cmd in (search_cmd, show_cmd, stats_cmd, mcp_cmd):
+        main.add_command(cmd)
+
+
+def _store():
+    from memhooks.cli.main import open_store
+
+    return open_store(ingest=True)
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def search_cmd(query, limit, as_json):
+    """Search every cached document (BM25, titles weighted above bodies).
+
+    Any text is a valid QUERY. Each result counts as one access."""
+    from memhooks.recall import search
+    from memhooks.cli.main import echo_json
+
+    conn = _store()
+    try:
+        results = search.search_documents(conn, query, limit)
+    finally:
+        conn.close()
+    if as_json:
+        echo_json({"query": query, "count": len(results),
+                   "results": [search.fenced(r) for r in results]})
+        return
+    click.echo(search.results_markdown(query, results))
+
+
+@click.command("show")
+@click.argument("doc_id", metavar="ID")
+@click.option("--max-chars", type=int, default=20_000, show_default=True,
+              help="Cut the text after this many characters (0 = everything).")
+@click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
+def show_cmd(doc_id, max_chars, as_json):
+    """Print one cached document by ID (counts one access)."""
+    from memhooks.recall import search
+    from memhooks.cli.main import Fail, echo_json
+
+    conn = _store()
+    try:
+        doc = search.get_document(conn, doc_id, max_chars)
+    finally:
+        conn.close()
+    if doc is None:
+        raise Fail(f"no document with id {search.one_line(doc_id, 40)}")
+    if as_json:
+        echo_json(search.fenced(doc))
+        return
+    click.echo(search.document_markdown(doc))
+
+
+@click.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="Stable keys for scripts (docs/stats-json.md).")
+@click.option("--project", type=click.Path(file_okay=False),
+              help="Only this project's captures, documents, tier1 entries, counters and events.")
+def stats_cmd(as_json, project):
+    """Documents, dedup savings, access counts, cache hits and misses, events, DB size."""
+    from memhooks.recall import stats
+    from memhooks.cli.main import echo_json
+    from memhooks.config import db_path
+
+    conn = _store()
+    try:
+        data = stats.gather(conn, db_path(), project=os.path.realpath(project) if project else None)
+    finally:
+        conn.close()
+    if as_json:
+        echo_json(data)
+    else:
+        stats.render(data)
+
+
+@click.command("mcp")
+def mcp_cmd():
+    """Serve the recall tools over stdio (MCP): search_documents, get_document, lookup_library."""
+    from memhooks.recall.mcp_server import main as mcp_main
+
+    sys.exit(mcp_main([]))

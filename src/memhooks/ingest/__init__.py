@@ -1,0 +1,1 @@
+"""Ingest: journal events -> adapters (pure) -> records for the projections."""

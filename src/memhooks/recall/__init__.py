@@ -1,0 +1,1 @@
+"""Recall: every reader of the projections (lc-cache-*, search, stats, MCP server)."""

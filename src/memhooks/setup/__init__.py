@@ -1,0 +1,1 @@
+"""Setup: install/uninstall into Claude Code's settings, doctor."""

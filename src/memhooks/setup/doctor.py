@@ -1,0 +1,353 @@
+"""`memhooks doctor`: one line per check (ok / warn / fail / skip); any fail → non-zero exit.
+
+Checks: the store (opens, integrity, permissions, pending/failed events), how memhooks is
+registered (plugin layout / settings files of each scope, and that the paths they name
+exist), the Python the hooks use (≥ 3.11, imports the dependencies), and whether the
+Context7 API answers (skipped with MEMHOOKS_OFFLINE=1; the API key is never printed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from memhooks import config
+
+DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
+PENDING_AGE_S = 60.0
+API_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail | skip
+    detail: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# ----------------------------------------------------------------------------- store
+
+def check_store(db: str | None = None) -> list[Check]:
+    db = db or config.db_path()
+    if not os.path.exists(db):
+        return [Check("store", "warn", f"no store yet at {db} (it is created by the first hook)"),
+                Check("permissions", "skip", "no store"), Check("events", "skip", "no store")]
+    out: list[Check] = []
+    try:
+        from urllib.parse import quote
+
+        conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return [Check("store", "fail", f"cannot open {db}: {exc}"),
+                Check("permissions", "skip", "store unusable"), Check("events", "skip", "store unusable")]
+    try:
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        except sqlite3.Error as exc:
+            rows = [f"{type(exc).__name__}: {exc}"]
+        if rows == ["ok"]:
+            size = os.path.getsize(db)
+            out.append(Check("store", "ok", f"{db} ({size / 1024:.0f} KiB, integrity ok)"))
+        else:
+            out.append(Check("store", "fail", f"{db} is damaged: {'; '.join(rows[:3])}"
+                             " (move it aside: the next hook starts a new store, and events spooled while it was unusable are journaled there)"))
+        out.append(_check_permissions(db))
+        if rows == ["ok"]:
+            out.append(_check_events(conn))
+        else:
+            out.append(Check("events", "skip", "store damaged"))
+    finally:
+        conn.close()
+    return out
+
+
+def _check_permissions(db: str) -> Check:
+    problems = []
+    try:
+        mode = stat.S_IMODE(os.stat(db).st_mode)
+        if mode & 0o077:
+            problems.append(f"file is {mode:04o} (want 0600)")
+        folder = os.path.dirname(db) or "."
+        fmode = stat.S_IMODE(os.stat(folder).st_mode)
+        if fmode & 0o077:
+            problems.append(f"folder {folder} is {fmode:04o} (want 0700)")
+    except OSError as exc:
+        return Check("permissions", "warn", f"cannot stat: {exc}")
+    if problems:
+        return Check("permissions", "warn", "; ".join(problems))
+    return Check("permissions", "ok", "file 0600, folder 0700")
+
+
+def _check_events(conn) -> Check:
+    try:
+        now = time.time()
+        old_pending = conn.execute(
+            "SELECT COUNT(*) FROM events WHERE state = 'pending' AND received_at < ?",
+            (now - PENDING_AGE_S,)).fetchone()[0]
+        pending = conn.execute("SELECT COUNT(*) FROM events WHERE state = 'pending'").fetchone()[0]
+        failed = conn.execute("SELECT COUNT(*) FROM events WHERE state = 'failed'").fetchone()[0]
+        total = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    except sqlite3.Error as exc:
+        return Check("events", "warn", f"cannot read the journal: {exc}")
+    detail = f"{total} events, {pending} pending, {failed} failed"
+    problems = []
+    if old_pending:
+        problems.append(f"{old_pending} pending for over a minute (run `memhooks ingest`; "
+                        "see memhooks.log)")
+    if failed:
+        problems.append(f"{failed} failed (oversized or unreadable payloads; see the events table)")
+    if problems:
+        return Check("events", "warn", f"{detail}: " + "; ".join(problems))
+    return Check("events", "ok", detail)
+
+
+# ----------------------------------------------------------------------------- registration
+
+def _repo_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def plugin_layout_problems(root: str) -> list[str]:
+    """What is wrong with a plugin root (empty list: fine)."""
+    problems = []
+    try:
+        with open(os.path.join(root, ".claude-plugin", "plugin.json"), encoding="utf-8") as fh:
+            manifest = json.load(fh)
+        hooks_file = os.path.normpath(os.path.join(root, manifest.get("hooks", "./hooks.json")))
+        with open(hooks_file, encoding="utf-8") as fh:
+            hooks = json.load(fh)["hooks"]
+        with open(os.path.join(root, ".mcp.json"), encoding="utf-8") as fh:
+            servers = json.load(fh)["mcpServers"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"manifest files: {exc}"]
+    commands = [h.get("command", "") for groups in hooks.values() for g in groups for h in g.get("hooks", [])]
+    server = servers.get("memhooks") or {}
+    commands += [" ".join([server.get("command", ""), *server.get("args", [])])]
+    for cmd in commands:
+        for word in cmd.replace('"', " ").split():
+            if "${CLAUDE_PLUGIN_ROOT}" in word:
+                path = word.replace("${CLAUDE_PLUGIN_ROOT}", root)
+                if not os.path.isfile(path):
+                    problems.append(f"missing {path}")
+                elif not os.access(path, os.X_OK):
+                    problems.append(f"not executable: {path}")
+    for name in ("_entry.py", "bootstrap.py"):
+        if not os.path.isfile(os.path.join(root, "src", "memhooks", name)):
+            problems.append(f"missing src/memhooks/{name}")
+    return problems
+
+
+def check_plugin() -> Check:
+    env_root = os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip()
+    root = env_root or _repo_root()
+    has_layout = os.path.isfile(os.path.join(root, ".claude-plugin", "plugin.json"))
+    if not has_layout:
+        if env_root:
+            return Check("plugin", "fail", f"CLAUDE_PLUGIN_ROOT={env_root} has no .claude-plugin/plugin.json")
+        return Check("plugin", "skip", "not a plugin checkout (pip/uv install: see the install:* checks)")
+    problems = plugin_layout_problems(root)
+    if problems:
+        return Check("plugin", "fail", f"{root}: " + "; ".join(problems[:4]))
+    if env_root:
+        return Check("plugin", "ok", f"running as a plugin from {root}")
+    return Check("plugin", "skip", f"plugin layout at {root} is valid (load it with "
+                 f"`claude --plugin-dir {root}` or from a marketplace)")
+
+
+def check_installed(scope: str, project: str) -> tuple[Check, list[str]]:
+    """(check, pythons named by our hook commands)."""
+    from memhooks.setup.install import command_paths, installed_entries
+
+    name = f"install:{scope}"
+    info = installed_entries(scope, project)
+    if info["error"]:
+        return Check(name, "warn", info["error"]), []
+    hooks, server, files = info["hooks"], info["server"], info["files"]
+    if not hooks and not server:
+        return Check(name, "skip", f"not installed ({files.get('hooks')})"), []
+    problems, pythons = [], []
+    for event in ("PostToolUse", "PostToolUseFailure", "SessionStart"):
+        if event not in hooks:
+            problems.append(f"hook {event} missing")
+    if not server:
+        problems.append("MCP server missing")
+    commands = list(hooks.values())
+    if server:
+        commands.append(" ".join(json.dumps(w) for w in [server.get("command", ""), *server.get("args", [])]))
+    for cmd in commands:
+        paths = command_paths(cmd)
+        if paths:
+            pythons.append(paths[0])
+        for path in paths:
+            if not os.path.exists(path):
+                problems.append(f"missing {path}")
+    pythons = list(dict.fromkeys(pythons))
+    if any(p.startswith("missing ") for p in problems):
+        return Check(name, "fail", "; ".join(dict.fromkeys(problems)) + " (re-run `memhooks install`)"), pythons
+    if problems:
+        return Check(name, "warn", "; ".join(problems) + " (re-run `memhooks install`)"), pythons
+    where = files["hooks"] if files["hooks"] == files["mcp"] else f"{files['hooks']} + {files['mcp']}"
+    return Check(name, "ok", f"hooks and MCP server in {where}"), pythons
+
+
+# ----------------------------------------------------------------------------- python
+
+PY_PROBE = (
+    "import sys, importlib\n"
+    "bad = []\n"
+    "for m in %r:\n"
+    "    try:\n"
+    "        importlib.import_module(m)\n"
+    "    except Exception as e:\n"
+    "        bad.append('%%s (%%s)' %% (m, type(e).__name__))\n"
+    "print('%%d.%%d.%%d' %% sys.version_info[:3])\n"
+    "print(','.join(bad))\n"
+) % (DEPS,)
+
+
+def probe_python(python: str, timeout: float = 60.0) -> tuple[str, str]:
+    """(status, detail) for an interpreter that must run the ingester / MCP server."""
+    try:
+        proc = subprocess.run([python, "-c", PY_PROBE], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, cwd=os.path.expanduser("~") or "/")
+    except (OSError, subprocess.SubprocessError) as exc:
+        return "fail", f"{python}: cannot run ({exc})"
+    lines = proc.stdout.decode("utf-8", "replace").splitlines()
+    if proc.returncode != 0 or not lines:
+        return "fail", f"{python}: cannot run (exit {proc.returncode})"
+    version = lines[0]
+    try:
+        ok_version = tuple(int(x) for x in version.split(".")[:2]) >= (3, 11)
+    except ValueError:
+        ok_version = False
+    missing = lines[1] if len(lines) > 1 else ""
+    if not ok_version:
+        return "fail", f"{python}: Python {version} (memhooks needs 3.11+)"
+    if missing:
+        return "fail", f"{python}: Python {version}, cannot import {missing}"
+    return "ok", f"{python}: Python {version}, dependencies import"
+
+
+def plugin_pythons() -> tuple[list[str], str]:
+    """Pythons the plugin shims would use, and a note."""
+    user = os.environ.get("MEMHOOKS_PYTHON", "").strip()
+    if user:
+        return [user], "MEMHOOKS_PYTHON"
+    from memhooks.bootstrap import default_state_dir, read_marker
+
+    state = default_state_dir()
+    marker = read_marker(state)
+    if marker["full"]:
+        return [marker["full"]], f"cached in {os.path.join(state, 'python.marker')}"
+    return [], f"no python with the dependencies cached in {state} yet"
+
+
+def check_pythons(hook_pythons: list[str], plugin_active: bool) -> list[Check]:
+    checks = []
+    seen = set()
+    sources: list[tuple[str, str]] = [(p, "installed hooks") for p in hook_pythons]
+    if plugin_active:
+        pys, note = plugin_pythons()
+        if not pys:
+            checks.append(Check("python", "warn", f"plugin: {note} (the first SessionStart finds or builds one)"))
+        sources += [(p, f"plugin, {note}") for p in pys]
+    if not sources:
+        sources = [(sys.executable, "this memhooks")]
+    for py, why in sources:
+        if py in seen:
+            continue
+        seen.add(py)
+        status, detail = probe_python(py)
+        checks.append(Check("python", status, f"{detail} [{why}]"))
+    return checks
+
+
+# ----------------------------------------------------------------------------- Context7
+
+def _safe_url(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def check_context7() -> Check:
+    if config.offline():
+        return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
+    import urllib.error
+    import urllib.request
+
+    base = config.context7_api_url()
+    url = f"{base}/v2/libs/search?libraryName=react&query=react"
+    shown = _safe_url(base)
+    headers = {"Accept": "application/json", "User-Agent": "memhooks-doctor"}
+    key = os.environ.get("CONTEXT7_API_KEY", "").strip()
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    auth = " (with CONTEXT7_API_KEY)" if key else ""
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                    timeout=API_TIMEOUT_S) as resp:
+            body = resp.read(1024 * 1024)
+            code = resp.status
+    except urllib.error.HTTPError as exc:
+        if exc.code == 429:
+            return Check("context7-api", "warn", f"{shown} answered 429 (rate limited){auth}")
+        if exc.code in (401, 403):
+            return Check("context7-api", "warn", f"{shown} rejected the API key (HTTP {exc.code})")
+        return Check("context7-api", "warn", f"{shown} answered HTTP {exc.code}")
+    except Exception as exc:  # noqa: BLE001 - URLError, timeouts, TLS errors
+        reason = getattr(exc, "reason", exc)
+        return Check("context7-api", "warn", f"{shown} unreachable: {reason} (warming uses local knowledge only)")
+    ms = (time.monotonic() - start) * 1000
+    try:
+        results = json.loads(body).get("results")
+        n = len(results) if isinstance(results, list) else None
+    except (ValueError, AttributeError):
+        n = None
+    if n is None:
+        return Check("context7-api", "warn", f"{shown} answered {code} but not the expected JSON")
+    return Check("context7-api", "ok", f"{shown} answered in {ms:.0f} ms ({n} results){auth}")
+
+
+# ----------------------------------------------------------------------------- all
+
+def run_checks(project: str | None = None) -> list[Check]:
+    project = project or os.getcwd()
+    results: list[Check] = []
+    results += check_store()
+    plugin = check_plugin()
+    results.append(plugin)
+    plugin_active = bool(os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip())
+    hook_pythons: list[str] = []
+    installed_any = False
+    for scope in ("user", "project", "local"):
+        chk, pys = check_installed(scope, project)
+        results.append(chk)
+        hook_pythons += pys
+        installed_any = installed_any or chk.status in ("ok", "warn", "fail") and bool(pys)
+    if not installed_any and not plugin_active:
+        hint = ("run `memhooks install` (pip/uv install), or load the plugin "
+                "(`claude --plugin-dir <repo>` / a marketplace)")
+        results.append(Check("registered", "warn", f"memhooks is not registered with Claude Code here: {hint}"))
+    elif installed_any and plugin_active:
+        results.append(Check("registered", "warn", "both the plugin and `memhooks install` entries are "
+                             "active: every hook runs twice (run `memhooks uninstall`)"))
+    else:
+        results.append(Check("registered", "ok", "plugin" if plugin_active else "settings files"))
+    results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active)
+    results.append(check_context7())
+    return results

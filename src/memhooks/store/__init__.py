@@ -1,0 +1,1 @@
+"""Store: connect, migrations and projections (the only code that writes projection tables)."""
