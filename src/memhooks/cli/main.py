@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import click
 
 from memhooks import __version__
-
-
-class Fail(click.ClickException):
-    """One-line error, non-zero exit."""
-
-    def show(self, file=None):
-        click.echo(f"memhooks: {self.format_message()}", err=True)
-
-
-def open_store(ingest: bool = True):
-    """Open the store; readers (ingest=True) project pending events first."""
-    from memhooks.config import db_path
-
-    path = db_path()
-    try:
-        if ingest:
-            from memhooks.ingest.pipeline import open_reader
-
-            return open_reader(path)
-        from memhooks.store.connect import connect
-
-        return connect(path)
-    except Exception as exc:  # noqa: BLE001
-        raise Fail(f"cannot open the store at {path}: {exc}") from None
-
-
-def echo_json(data) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+from memhooks.cli._common import Fail, echo_json, open_store  # noqa: F401 - re-exported
 
 
 class OneLineErrors(click.Group):

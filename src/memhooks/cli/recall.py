@@ -15,7 +15,7 @@ def register(main: click.Group) -> None:
 
 
 def _store():
-    from memhooks.cli.main import open_store
+    from memhooks.cli._common import open_store
 
     return open_store(ingest=True)
 
@@ -29,7 +29,7 @@ def search_cmd(query, limit, as_json):
 
     Any text is a valid QUERY. Each result counts as one access."""
     from memhooks.recall import search
-    from memhooks.cli.main import echo_json
+    from memhooks.cli._common import echo_json
 
     conn = _store()
     try:
@@ -51,7 +51,7 @@ def search_cmd(query, limit, as_json):
 def show_cmd(doc_id, max_chars, as_json):
     """Print one cached document by ID (counts one access)."""
     from memhooks.recall import search
-    from memhooks.cli.main import Fail, echo_json
+    from memhooks.cli._common import Fail, echo_json
 
     conn = _store()
     try:
@@ -73,7 +73,7 @@ def show_cmd(doc_id, max_chars, as_json):
 def stats_cmd(as_json, project):
     """Documents, dedup savings, access counts, cache hits and misses, events, DB size."""
     from memhooks.recall import stats
-    from memhooks.cli.main import echo_json
+    from memhooks.cli._common import echo_json
     from memhooks.config import db_path
 
     conn = _store()

@@ -1,0 +1,35 @@
+"""What every command module shares: one-line failures, opening the store, JSON output."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+class Fail(click.ClickException):
+    """One-line error, non-zero exit."""
+
+    def show(self, file=None):
+        click.echo(f"memhooks: {self.format_message()}", err=True)
+
+
+def open_store(ingest: bool = True):
+    """Open the store; readers (ingest=True) project pending events first."""
+    from memhooks.config import db_path
+
+    path = db_path()
+    try:
+        if ingest:
+            from memhooks.ingest.pipeline import open_reader
+
+            return open_reader(path)
+        from memhooks.store.connect import connect
+
+        return connect(path)
+    except Exception as exc:  # noqa: BLE001
+        raise Fail(f"cannot open the store at {path}: {exc}") from None
+
+
+def echo_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
