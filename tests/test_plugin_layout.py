@@ -98,7 +98,13 @@ def bin_dir(tmp_path: Path, **links: str) -> Path:
     d = tmp_path / "bin"
     d.mkdir()
     for name, target in links.items():
-        (d / name).symlink_to(target)
+        if target == sys.executable and sys.prefix != sys.base_prefix:
+            # A symlink to a venv's python outside the venv loses the venv (pyvenv.cfg is
+            # looked up beside the link): stand in with a launcher, as a pyenv shim does.
+            (d / name).write_text(f'#!/bin/sh\nexec "{target}" "$@"\n')
+            (d / name).chmod(0o755)
+        else:
+            (d / name).symlink_to(target)
     return d
 
 
@@ -204,7 +210,7 @@ def test_no_python_at_all(tmp_path):
             assert len(lines) == 1
             out = json.loads(lines[0])
             assert list(out) == ["systemMessage"]
-            assert "MEMHOOKS_PYTHON" in out["systemMessage"] and "pip install memhooks" in out["systemMessage"]
+            assert "MEMHOOKS_PYTHON" in out["systemMessage"] and "pip install /path/to/memhooks" in out["systemMessage"]
     again = run_shim("hooks/session-start", env, payload("SessionStart"))
     assert again.returncode == 0 and again.stdout == ""
     mcp = run_shim("bin/memhooks-mcp", env)

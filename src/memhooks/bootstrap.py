@@ -276,7 +276,7 @@ def cmd_ensure(state, root):
         found = (" Found: %s." % detail) if detail else ""
         msg = _notice_once(state, NOTICE_NO_PYTHON, (
             "memhooks: no Python %d.%d+ was found, so documentation capture and warming are off.%s "
-            "Install Python %d.%d or newer (then start a new session), or `pip install memhooks` "
+            "Install Python %d.%d or newer (then start a new session), or `pip install /path/to/memhooks` "
             "with a newer python and set MEMHOOKS_PYTHON to it." % (MIN + (found,) + MIN)))
         if msg:
             sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
@@ -285,7 +285,7 @@ def cmd_ensure(state, root):
         msg = _notice_once(state, NOTICE_VENV_FAILED, (
             "memhooks: installing its Python dependencies into %s failed (see memhooks.log), so "
             "the memhooks MCP server and background indexing are off; capture still works. "
-            "Run `pip install memhooks` (or `uv tool install memhooks`) and set MEMHOOKS_PYTHON "
+            "Run `pip install /path/to/memhooks` (a checkout, git URL or wheel) and set MEMHOOKS_PYTHON "
             "to that python, or fix the error and start a new session." % os.path.join(state, VENV)))
         if msg:
             sys.stdout.write(json.dumps(msg) + "\n")
