@@ -261,11 +261,13 @@ def warm(directory, budget, top_n, as_json):
 
 
 def _register_commands() -> None:
-    """Commands that live in their own modules (recall; install and doctor)."""
+    """Commands that live in their own modules (recall; export/import; install and doctor)."""
+    from memhooks.cli import exchange as cli_exchange
     from memhooks.cli import install as cli_install
     from memhooks.cli import recall as cli_recall
 
     cli_recall.register(main)
+    cli_exchange.register(main)
     cli_install.register(main)
 
 
