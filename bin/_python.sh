@@ -6,7 +6,8 @@
 # standard-library-only hot paths; empty if there is none) and MEMHOOKS_FULL (a python that
 # has the dependencies; may be empty). Order: $MEMHOOKS_PYTHON, then the answer SessionStart
 # cached in $MEMHOOKS_STATE/python.marker (a python3 on PATH with the dependencies, else the
-# plugin's venv), then an unprobed python3 on PATH. Bash builtins only on this path: it runs
+# plugin's venv), then the interpreter recorded in $MEMHOOKS_STATE/hot.python, then python3 on
+# PATH (whose first run records its real interpreter in hot.python). Bash builtins only on this path: it runs
 # on every PostToolUse.
 case "${BASH_SOURCE[0]}" in */*) _mh_bin="${BASH_SOURCE[0]%/*}" ;; *) _mh_bin=. ;; esac
 MEMHOOKS_ROOT="$_mh_bin/.."
@@ -39,7 +40,17 @@ memhooks_resolve() {
   fi
   if [ -n "$full" ] && [ -x "$full" ]; then MEMHOOKS_FULL="$full"; fi
   if [ -n "$hot" ] && [ -x "$hot" ]; then PY="$hot"; else PY="$MEMHOOKS_FULL"; fi
-  if [ -z "$PY" ]; then PY="$(command -v python3 2>/dev/null)"; fi
+  if [ -z "$PY" ] && [ -r "$MEMHOOKS_STATE/hot.python" ]; then
+    # The launcher a hot path wrote on its first run: the absolute interpreter behind
+    # python3, so a pyenv-style shell shim on PATH is paid once, not on every call.
+    read -r hot <"$MEMHOOKS_STATE/hot.python"
+    if [ -n "$hot" ] && [ -x "$hot" ]; then PY="$hot"; fi
+  fi
+  if [ -z "$PY" ]; then
+    PY="$(command -v python3 2>/dev/null)"
+    # Missing or stale: this run resolves python3 once and records what it really is.
+    [ -n "$PY" ] && export MEMHOOKS_HOT_FILE="$MEMHOOKS_STATE/hot.python"
+  fi
   # Children (the detached ingester, lc-cache-* refreshes) need the dependencies.
   if [ -n "$MEMHOOKS_FULL" ]; then
     export MEMHOOKS_PYTHON="$MEMHOOKS_FULL"

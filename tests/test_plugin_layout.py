@@ -268,3 +268,32 @@ def test_shims_tolerate_a_missing_state_folder(tmp_path):
     env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "does" / "not" / "exist")
     for rel in ADVISORY:
         assert run_shim(rel, env, payload()).returncode == 0
+
+
+def test_a_shell_shim_python3_is_resolved_once(tmp_path):
+    """python3 on PATH is a shell script (as pyenv's shims are): the first shim run records the
+    real interpreter in hot.python, later runs exec it without going through the script."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    calls = tmp_path / "calls"
+    (d / "python3").write_text(f'#!/bin/sh\necho x >>"{calls}"\nexec "{sys.executable}" "$@"\n')
+    (d / "python3").chmod(0o755)
+    env = base_env(tmp_path, d)
+    env["PATH"] = f"{d}:/usr/bin:/bin"
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    db = data / "memhooks.db"
+    env["MEMHOOKS_DB"] = str(db)
+    write = run_shim("bin/lc-cache-write", env, "", ("tier1", "react", "/facebook/react"))
+    assert write.returncode == 0, write.stderr
+    for _ in range(3):
+        proc = run_shim("bin/lc-cache-lookup", env, "", ("react",))
+        assert proc.returncode == 0 and proc.stdout.strip() == "/facebook/react"
+    assert calls.read_text().count("x") == 1
+    recorded = (data / "hot.python").read_text().strip()
+    assert recorded == os.path.realpath(sys.executable)
+    # A stale record (the interpreter is gone) falls back to PATH and is rewritten.
+    (data / "hot.python").write_text(str(tmp_path / "gone" / "python3") + "\n")
+    proc = run_shim("bin/lc-cache-lookup", env, "", ("react",))
+    assert proc.stdout.strip() == "/facebook/react"
+    assert calls.read_text().count("x") == 2
+    assert (data / "hot.python").read_text().strip() == os.path.realpath(sys.executable)

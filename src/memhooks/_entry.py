@@ -19,11 +19,33 @@ def _setup_path() -> None:
         sys.path.insert(0, parent)
 
 
+def _record_interpreter() -> None:
+    """The shim found python3 by PATH: record the real interpreter behind it (a pyenv
+    shim is a shell script costing tens of ms a call), so later calls skip the lookup."""
+    target = os.environ.pop("MEMHOOKS_HOT_FILE", "")
+    if not target or sys.version_info < (3, 11) or not os.path.isabs(target):
+        return
+    try:
+        folder = os.path.dirname(target)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        tmp = "%s.%d" % (target, os.getpid())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, (os.path.realpath(sys.executable) + "\n").encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
 def main(argv: list[str]) -> int:
     # Hooks start a fresh interpreter for every tool call: keep the compiled
     # modules even where PYTHONDONTWRITEBYTECODE is set (no-op if unwritable).
     sys.dont_write_bytecode = False
     _setup_path()
+    if "MEMHOOKS_HOT_FILE" in os.environ:
+        _record_interpreter()
     cmd, args = (argv[0] if argv else ""), argv[1:]
     if cmd in ("post-tool-use", "session-start", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,

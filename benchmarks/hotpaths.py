@@ -1,0 +1,178 @@
+"""Every hot path as a user meets it, as ratios to `python -c pass` and `python -I -S -c pass`.
+
+Rows:
+  1. `bin/lc-cache-lookup react` (the command additionalContext names), launcher present
+  2. the same shim before any launcher exists, `python3` on PATH being a shell shim
+     (pyenv's when there is one, else a stand-in that execs this python, as pyenv does)
+  3. `lc-cache-lookup react`, the console script next to this python (skipped when absent)
+  4. `python -I -S …/_entry.py lc-cache-lookup react` (what both should cost)
+  5. `hooks/session-start`, lockfiles unchanged
+  6. `hooks/post-tool-use`, a 50 KB query-docs payload (journal + detached ingester spawn)
+  7. yellow-research's own `lc-cache-lookup react` (`--yr PATH` to its checkout)
+  8. `memhooks mcp`, spawn to the `initialize` answer, through the real `mcp` client
+
+Usage: python benchmarks/hotpaths.py [--rounds N] [--yr PATH] [--json FILE]
+All rows alternate with both baselines in one loop (see _timing.py); medians of >= 20 rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import PYTHON, compare, floor_line  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")
+
+
+def _payload(size: int = 50 * 1024) -> bytes:
+    chunk = ("### useEffect cleanup\n\nSource: https://react.dev/reference/react/useEffect\n\n"
+             "The cleanup function runs before the effect runs again.\n\n```js\n"
+             "useEffect(() => {\n  const id = setInterval(tick, 1000);\n"
+             "  return () => clearInterval(id);\n}, []);\n```\n\n")
+    text = (chunk * (size // len(chunk) + 1))[:size]
+    return json.dumps({
+        "session_id": "bench", "transcript_path": "/tmp/t.jsonl", "cwd": ROOT,
+        "hook_event_name": "PostToolUse", "tool_name": "mcp__context7__query-docs",
+        "tool_input": {"libraryId": "/facebook/react", "query": "useEffect cleanup"},
+        "tool_response": [{"type": "text", "text": text}], "tool_use_id": "toolu_bench",
+    }).encode()
+
+
+def _shell_python3(tmp: str) -> str:
+    """A folder whose python3 is a shell shim, as a pyenv user has on PATH."""
+    d = os.path.join(tmp, "shimbin")
+    os.makedirs(d, exist_ok=True)
+    pyenv = os.path.expanduser("~/.pyenv/shims/python3")
+    if not os.path.exists(pyenv):
+        pyenv = shutil.which("python3") or ""
+    target = os.path.join(d, "python3")
+    if pyenv and _is_shell_script(pyenv):
+        os.symlink(pyenv, target)
+    else:
+        with open(target, "w") as fh:
+            fh.write(f'#!/usr/bin/env bash\nexec "{PYTHON}" "$@"\n')
+        os.chmod(target, 0o755)
+    return d
+
+
+def _is_shell_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"#!" and b"python" not in fh.readline()
+    except OSError:
+        return False
+
+
+def mcp_initialize_ms(env: dict, rounds: int) -> dict:
+    """Spawn `memhooks mcp` through the real client and time until `initialize` returns."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=os.path.join(ROOT, "bin", "memhooks-mcp"), args=[], env=env)
+
+    async def one() -> float:
+        start = time.perf_counter()
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            elapsed = time.perf_counter() - start
+        return elapsed
+
+    times = [anyio.run(one) for _ in range(max(rounds, 20))]
+    result = {"label": "memhooks mcp: spawn to initialize (real mcp client)",
+              "median_ms": round(statistics.median(times) * 1000, 1),
+              "p95_ms": round(sorted(times)[int(len(times) * 0.95) - 1] * 1000, 1), "rounds": len(times)}
+    print(f"{result['label']}: median {result['median_ms']} ms, p95 {result['p95_ms']} ms", flush=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--yr", help="a checkout of yellow-research, to time its lc-cache-lookup")
+    ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--skip-mcp", action="store_true")
+    args = ap.parse_args()
+    print(floor_line(), flush=True)
+    results = []
+    tmp = tempfile.mkdtemp(prefix="memhooks-hot-")
+    try:
+        project = os.path.join(tmp, "project")
+        os.makedirs(project)
+        with open(os.path.join(project, "package.json"), "w") as fh:
+            json.dump({"dependencies": {"react": "^18.3.1", "zod": "^3.23.0"}}, fh)
+        data = os.path.join(tmp, "data")
+        os.makedirs(data)
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMHOOKS_", "CLAUDE_"))}
+        env = dict(base, CLAUDE_PLUGIN_DATA=data, CLAUDE_PROJECT_DIR=project,
+                   MEMHOOKS_OFFLINE="1", MEMHOOKS_PYTHON=PYTHON)
+        write = subprocess.run([os.path.join(ROOT, "bin", "lc-cache-write"), "tier1", "react",
+                                "/facebook/react"], env=env, capture_output=True)
+        assert write.returncode == 0, write.stderr
+        start = json.dumps({"session_id": "bench", "transcript_path": "/tmp/t", "cwd": project,
+                            "hook_event_name": "SessionStart", "source": "startup"}).encode()
+        # A first SessionStart writes the launcher/marker and the warm state.
+        plugin_env = dict(base, CLAUDE_PLUGIN_DATA=data, CLAUDE_PROJECT_DIR=project,
+                          MEMHOOKS_OFFLINE="1", PATH=os.path.dirname(PYTHON) + os.pathsep + base["PATH"])
+        subprocess.run([os.path.join(ROOT, "hooks", "session-start")], input=start, env=plugin_env,
+                       capture_output=True, timeout=60)
+
+        shim = os.path.join(ROOT, "bin", "lc-cache-lookup")
+        results.append(compare("bin/lc-cache-lookup react (launcher present)", ["bash", shim, "react"],
+                               env=plugin_env, rounds=args.rounds))
+
+        fresh = os.path.join(tmp, "fresh")
+        cold_env = dict(plugin_env, CLAUDE_PLUGIN_DATA=fresh, MEMHOOKS_DB=os.path.join(data, "memhooks.db"),
+                        PATH=_shell_python3(tmp) + os.pathsep + "/usr/bin:/bin")
+
+        def no_launcher():
+            shutil.rmtree(fresh, ignore_errors=True)
+            os.makedirs(fresh)
+
+        results.append(compare("bin/lc-cache-lookup react (no launcher yet, python3 a shell shim)",
+                               ["bash", shim, "react"], env=cold_env, rounds=args.rounds, setup=no_launcher))
+
+        console = os.path.join(os.path.dirname(PYTHON), "lc-cache-lookup")
+        if os.path.exists(console):
+            results.append(compare("lc-cache-lookup react (console script)", [console, "react"],
+                                   env=env, rounds=args.rounds))
+        else:
+            print(f"console script: skipped ({console} not installed)")
+        results.append(compare("python -I -S _entry.py lc-cache-lookup react",
+                               [PYTHON, "-I", "-S", ENTRY, "lc-cache-lookup", "react"], env=env,
+                               rounds=args.rounds))
+        results.append(compare("hooks/session-start (lockfiles unchanged)",
+                               [os.path.join(ROOT, "hooks", "session-start")], stdin=start,
+                               env=plugin_env, rounds=args.rounds))
+        results.append(compare("hooks/post-tool-use (50 KB query-docs, journal + spawn)",
+                               [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=_payload(),
+                               env=plugin_env, rounds=args.rounds))
+        if args.yr:
+            found = [os.path.join(d, "lc-cache-lookup") for d, _, files in os.walk(args.yr)
+                     if "lc-cache-lookup" in files and ".git" not in d]
+            if found:
+                results.append(compare("yellow-research lc-cache-lookup react", ["bash", found[0], "react"],
+                                       env=env, rounds=args.rounds))
+            else:
+                print(f"yellow-research: no lc-cache-lookup under {args.yr}; skipped")
+        if not args.skip_mcp:
+            results.append(mcp_initialize_ms(plugin_env, args.rounds))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
