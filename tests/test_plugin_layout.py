@@ -297,3 +297,71 @@ def test_a_shell_shim_python3_is_resolved_once(tmp_path):
     assert proc.stdout.strip() == "/facebook/react"
     assert calls.read_text().count("x") == 2
     assert (data / "hot.python").read_text().strip() == os.path.realpath(sys.executable)
+
+
+def _stamp() -> str:
+    sys.path.insert(0, str(ROOT / "src"))
+    from memhooks import bootstrap
+
+    return bootstrap.stamp(str(ROOT))
+
+
+def test_session_start_hands_over_to_the_full_python_only_when_the_project_changed(tmp_path):
+    """The hook runs under -I -S (no dependencies); a changed project is warmed by the python
+    that has them, an unchanged one is answered from tier1 in the hook's own process."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    calls = tmp_path / "calls"
+    full = d / "python3"
+    full.write_text(f'#!/bin/sh\necho "$*" >>"{calls}"\nexec "{sys.executable}" "$@"\n')
+    full.chmod(0o755)
+    for tool in ("bash", "cat"):
+        (d / tool).symlink_to(shutil.which(tool))
+    env = base_env(tmp_path, d)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"dependencies": {"react": "^18.3.1"}}))
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    (data / "python.marker").write_text(f"hot={full}\nfull={full}\nstamp={_stamp()}\n")
+    write = run_shim("bin/lc-cache-write", env, "", ("tier1", "react", "/facebook/react"))
+    assert write.returncode == 0, write.stderr
+
+    outputs = []
+    for _ in range(2):
+        proc = run_shim("hooks/session-start", env, payload("SessionStart", cwd=str(project)))
+        assert proc.returncode == 0, proc.stderr
+        lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+        assert len(lines) == 1, proc.stdout
+        outputs.append(json.loads(lines[0])["hookSpecificOutput"]["additionalContext"])
+    assert "/facebook/react" in outputs[0] and "/facebook/react" in outputs[1]
+    runs = calls.read_text().splitlines()
+    assert sum("session-warm" in r for r in runs) == 1, runs
+    # Every hook process ran the stdlib-only entry under -I -S.
+    assert all("-I -S" in r for r in runs if "session-start" in r)
+
+
+def test_first_plugin_session_says_once_that_the_environment_is_being_built(tmp_path):
+    d = bin_dir(tmp_path, python3=SYSTEM_PY, bash="/bin/bash", cat="/bin/cat")
+    probe = subprocess.run([SYSTEM_PY, "-c", "import pydantic"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("the system python3 has the dependencies")
+    env = base_env(tmp_path, d)
+    data = Path(env["CLAUDE_PLUGIN_DATA"])
+    import fcntl
+
+    # A build "is running" (the lock is held), so none really starts here (it needs the network).
+    lock = os.open(data / "venv.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        first = run_shim("hooks/session-start", env, payload("SessionStart", cwd=str(tmp_path)))
+        again = run_shim("hooks/session-start", env, payload("SessionStart", cwd=str(tmp_path)))
+    finally:
+        os.close(lock)
+    lines = [ln for ln in first.stdout.splitlines() if ln.strip()]
+    assert first.returncode == 0 and len(lines) == 1
+    message = json.loads(lines[0])["systemMessage"]
+    assert "background" in message and "Capture already works" in message and "next session" in message
+    assert "systemMessage" not in again.stdout
+    # Capture works meanwhile: both SessionStart events are journaled.
+    assert [r[0] for r in events(data / "memhooks.db")] == ["SessionStart", "SessionStart"]

@@ -9,7 +9,7 @@ import os
 import sys
 
 
-def _setup_path() -> None:
+def _setup_path():
     here = os.path.dirname(os.path.abspath(__file__))
     parent = os.path.dirname(here)
     # Running a file puts its own folder first; drop it so `memhooks/*.py`
@@ -19,7 +19,7 @@ def _setup_path() -> None:
         sys.path.insert(0, parent)
 
 
-def _record_interpreter() -> None:
+def _record_interpreter():
     """The shim found python3 by PATH: record the real interpreter behind it (a pyenv
     shim is a shell script costing tens of ms a call), so later calls skip the lookup."""
     target = os.environ.pop("MEMHOOKS_HOT_FILE", "")
@@ -39,7 +39,7 @@ def _record_interpreter() -> None:
         pass
 
 
-def main(argv: list[str]) -> int:
+def main(argv):
     # Hooks start a fresh interpreter for every tool call: keep the compiled
     # modules even where PYTHONDONTWRITEBYTECODE is set (no-op if unwritable).
     sys.dont_write_bytecode = False
@@ -47,7 +47,16 @@ def main(argv: list[str]) -> int:
     if "MEMHOOKS_HOT_FILE" in os.environ:
         _record_interpreter()
     cmd, args = (argv[0] if argv else ""), argv[1:]
-    if cmd in ("post-tool-use", "session-start", "lc-cache-write", "ingest"):
+    if sys.version_info < (3, 11):
+        # Too old for memhooks: SessionStart in plugin mode says so once; all else is quiet.
+        state = os.environ.get("MEMHOOKS_BOOTSTRAP_STATE", "")
+        if cmd == "session-start" and state:
+            from memhooks import bootstrap
+
+            return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
+                                        bootstrap.plugin_root()) and 0
+        return 0
+    if cmd in ("post-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.
         import signal
@@ -62,6 +71,10 @@ def main(argv: list[str]) -> int:
         from memhooks.capture.hooks import session_start
 
         return session_start()
+    if cmd == "session-warm":
+        from memhooks.capture.hooks import session_warm
+
+        return session_warm()
     if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
         from memhooks.recall import lc_cache as cache
 

@@ -209,7 +209,7 @@ def _notice_once(state, name, text):
 
 
 def _clear_notices(state):
-    for name in (NOTICE_NO_PYTHON, NOTICE_VENV_FAILED):
+    for name in (NOTICE_NO_PYTHON, NOTICE_VENV_FAILED, NOTICE_BUILDING):
         try:
             os.unlink(os.path.join(state, name))
         except OSError:
@@ -265,34 +265,56 @@ def resolve(state, root):
     return hot, full, status, detail
 
 
-def cmd_ensure(state, root):
-    import json
+NOTICE_BUILDING = "notice-building"
 
+
+def ensure(state, root):
+    """Decide the interpreters and the one-time notice for this session.
+
+    Returns (full, status, message): the python with the dependencies (or None), the status
+    of resolve(), and the text of a systemMessage to show (once per cause), or None."""
     hot, full, status, detail = resolve(state, root)
     if status == "ok":
         _clear_notices(state)
-        return 0
+        return full, status, None
     if status == "no-python":
         found = (" Found: %s." % detail) if detail else ""
-        msg = _notice_once(state, NOTICE_NO_PYTHON, (
+        return None, status, _notice_once(state, NOTICE_NO_PYTHON, (
             "memhooks: no Python %d.%d+ was found, so documentation capture and warming are off.%s "
             "Install Python %d.%d or newer (then start a new session), or `pip install /path/to/memhooks` "
             "with a newer python and set MEMHOOKS_PYTHON to it." % (MIN + (found,) + MIN)))
-        if msg:
-            sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
-        return 3
     if status == "venv-failed":
         msg = _notice_once(state, NOTICE_VENV_FAILED, (
             "memhooks: installing its Python dependencies into %s failed (see memhooks.log), so "
             "the memhooks MCP server and background indexing are off; capture still works. "
             "Run `pip install /path/to/memhooks` (a checkout, git URL or wheel) and set MEMHOOKS_PYTHON "
             "to that python, or fix the error and start a new session." % os.path.join(state, VENV)))
-        if msg:
-            sys.stdout.write(json.dumps(msg) + "\n")
         try:
             os.unlink(os.path.join(state, FAILED))  # try again next session
         except OSError:
             pass
+        return None, status, msg
+    # "building": the first session after an install, while the venv is made in the background
+    # (a retry after a failure the user was told about says nothing new).
+    if os.path.exists(os.path.join(state, NOTICE_VENV_FAILED)):
+        return None, status, None
+    return None, status, _notice_once(state, NOTICE_BUILDING, (
+        "memhooks is setting up its Python environment in the background (about a minute; "
+        "progress in %s). Capture already works: the docs looked up in this session are kept. "
+        "Its MCP tools (search_documents, get_document, lookup_library) and cache warming "
+        "arrive in your next session." % os.path.join(state, "memhooks.log")))
+
+
+def cmd_ensure(state, root):
+    import json
+
+    _full, status, msg = ensure(state, root)
+    if status == "no-python":
+        if msg:
+            sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
+        return 3
+    if msg:
+        sys.stdout.write(json.dumps(msg) + "\n")
     return 0
 
 

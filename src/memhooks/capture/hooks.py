@@ -97,14 +97,83 @@ def post_tool_use() -> int:
     return 0
 
 
-def session_start() -> int:
-    out = None
-    try:
-        db, _ = _journal_stdin("SessionStart")
-        from memhooks.config import project_dir
+def _ensure_python() -> str | None:
+    """Plugin mode (the shim sets MEMHOOKS_BOOTSTRAP_STATE): find the interpreters in process
+    and return the one-time notice for the user, if any. Children (the ingester, a warm) get
+    the python with the dependencies through MEMHOOKS_PYTHON, or are not started yet."""
+    state = os.environ.pop("MEMHOOKS_BOOTSTRAP_STATE", "")
+    root = os.environ.pop("MEMHOOKS_BOOTSTRAP_ROOT", "")
+    if not state or not root:
+        return None
+    from memhooks import bootstrap
+
+    full, _status, message = bootstrap.ensure(state, os.path.abspath(root))
+    if full:
+        os.environ["MEMHOOKS_PYTHON"] = full
+    else:
+        os.environ["MEMHOOKS_NO_SPAWN"] = "1"  # no python with the dependencies yet
+    return message
+
+
+def _has_dependencies() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("httpx", "pydantic"))
+
+
+def _warm_output(db: str, project: str) -> str | None:
+    """Lockfiles changed (or tier1 is incomplete): scan and resolve. In this process when it
+    has the dependencies, else in the python that has them, within the hook's time."""
+    if _has_dependencies():
         from memhooks.warm.fastpath import session_start_output
 
-        out = session_start_output(db, project_dir())
+        return session_start_output(db, project)
+    python = os.environ.get("MEMHOOKS_PYTHON", "").strip()
+    if not python or os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
+        return None
+    import subprocess
+
+    env = dict(os.environ, MEMHOOKS_DB=db, CLAUDE_PROJECT_DIR=project)
+    try:
+        proc = subprocess.run([python, ENTRY, "session-warm"], stdin=subprocess.DEVNULL,
+                              capture_output=True, env=env, timeout=WARM_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    out = proc.stdout.decode("utf-8", "replace").strip()
+    return out if out.startswith("{") else None
+
+
+WARM_TIMEOUT_S = 8.0  # inside the hooks.json timeout (10 s) with room for the rest
+
+
+def _with_notice(out: str | None, notice: str | None) -> str | None:
+    if not notice:
+        return out
+    import json
+
+    data = {}
+    if out:
+        try:
+            data = json.loads(out)
+        except ValueError:
+            data = {}
+    return json.dumps({"systemMessage": notice, **data}, ensure_ascii=False)
+
+
+def session_start() -> int:
+    """Runs under `python -I -S` with the standard library: journal, answer from tier1 when
+    the lockfiles are unchanged; only a changed project pays for the scan and the API."""
+    out = notice = None
+    try:
+        notice = _ensure_python()
+        db, _ = _journal_stdin("SessionStart")
+        from memhooks.config import project_dir
+        from memhooks.warm.fastpath import fast_output
+
+        project = project_dir()
+        out = fast_output(db, project)
+        if out is None:
+            out = _warm_output(db, project)
         spawn_ingest(db)
     except BaseException:  # noqa: BLE001
         try:
@@ -113,10 +182,35 @@ def session_start() -> int:
             log_exception("session-start")
         except BaseException:  # noqa: BLE001
             pass
+    try:
+        out = _with_notice(out, notice)
+    except BaseException:  # noqa: BLE001
+        pass
     if out:
         try:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except BaseException:  # noqa: BLE001
+            pass
+    return 0
+
+
+def session_warm() -> int:
+    """The slow half of SessionStart, run by a python with the dependencies: print the hook's
+    JSON object (or nothing)."""
+    try:
+        from memhooks.config import db_path, project_dir
+        from memhooks.warm.fastpath import session_start_output
+
+        out = session_start_output(db_path(), project_dir())
+        if out:
             sys.stdout.write(out)
             sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        try:
+            from memhooks.log import log_exception
+
+            log_exception("session-warm")
         except BaseException:  # noqa: BLE001
             pass
     return 0

@@ -111,6 +111,21 @@ def fast_answer(conn, project: str) -> str | None:
     return build_context(entries)
 
 
+def fast_output(db: str, project: str) -> str | None:
+    """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
+    or None when a warm is needed."""
+    from memhooks.store.connect import connect
+
+    if not project or not os.path.isdir(project):
+        return None
+    conn = connect(db)
+    try:
+        context = fast_answer(conn, project)
+    finally:
+        conn.close()
+    return hook_json(context) if context else None
+
+
 def session_start_output(db: str, project: str) -> str | None:
     """One JSON object for the SessionStart hook, or None to print nothing."""
     from memhooks.store.connect import connect
