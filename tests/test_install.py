@@ -116,7 +116,7 @@ def test_fresh_install_writes_the_right_files(env, scope):
     post, start = cmds["PostToolUse"][0], cmds["SessionStart"][0]
     assert post == cmds["PostToolUseFailure"][0]
     assert " -I -S " in post and post.endswith(" post-tool-use")
-    assert start.endswith(" session-start") and " -I " not in start
+    assert start.endswith(" session-start") and " -I -S " in start
     for cmd in (post, start):
         paths = inst.command_paths(cmd)
         assert len(paths) == 2 and all(os.path.isabs(p) and os.path.exists(p) for p in paths)
@@ -317,7 +317,7 @@ def test_paths_with_spaces_and_quotes_are_quoted():
     import shlex
 
     assert shlex.split(e.post_tool_use) == ["/a b/py$thon", "-I", "-S", "/c d/memhooks/_entry.py", "post-tool-use"]
-    assert shlex.split(e.session_start) == ["/a b/py$thon", "/c d/memhooks/_entry.py", "session-start"]
+    assert shlex.split(e.session_start) == ["/a b/py$thon", "-I", "-S", "/c d/memhooks/_entry.py", "session-start"]
     assert inst.is_our_command(e.post_tool_use)
 
 

@@ -59,10 +59,10 @@ def main(argv):
     if cmd in ("post-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.
-        import signal
+        import _signal  # the C module: `signal` builds enums (~3 ms)
 
-        if hasattr(signal, "SIGXFSZ"):
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        if hasattr(_signal, "SIGXFSZ"):
+            _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     if cmd == "post-tool-use":
         from memhooks.capture.hooks import post_tool_use
 
@@ -91,9 +91,22 @@ def main(argv):
     return 0
 
 
+def _trace_imports():
+    """MEMHOOKS_TRACE_IMPORTS=FILE: write the modules this run imported (tests check that the
+    hot paths stay on the standard library, under the shims exactly as installed)."""
+    target = os.environ.get("MEMHOOKS_TRACE_IMPORTS", "")
+    if target:
+        try:
+            with open(target, "a") as fh:
+                fh.write(" ".join([sys.argv[1] if len(sys.argv) > 1 else ""] + sorted(sys.modules)) + "\n")
+        except OSError:
+            pass
+
+
 if __name__ == "__main__":
     try:
         code = main(sys.argv[1:])
+        _trace_imports()
     except BaseException as exc:  # noqa: BLE001 - entry points never print tracebacks
         code = 0
         if sys.argv[1:2] == ["mcp"] and not isinstance(exc, (KeyboardInterrupt, SystemExit)):

@@ -85,12 +85,23 @@ def _write(path, text):
     os.replace(tmp, path)
 
 
-def stamp(root):
-    import hashlib
+def _sha256_hex(data):
+    """sha256 from the interpreter's builtin module when it has one: hashlib loads OpenSSL,
+    which costs SessionStart ~2 ms for one small file."""
+    try:
+        from _sha256 import sha256  # 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # 3.12+
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data).hexdigest()
 
+
+def stamp(root):
     try:
         with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()[:16]
+            return _sha256_hex(fh.read())[:16]
     except OSError:
         return "none"
 

@@ -128,9 +128,10 @@ def _warm_output(db: str, project: str) -> str | None:
         from memhooks.warm.fastpath import session_start_output
 
         return session_start_output(db, project)
-    python = os.environ.get("MEMHOOKS_PYTHON", "").strip()
-    if not python or os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
+    if os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
         return None
+    # This interpreter with its site (an install's python under -I -S lacks site-packages).
+    python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
     import subprocess
 
     env = dict(os.environ, MEMHOOKS_DB=db, CLAUDE_PROJECT_DIR=project)

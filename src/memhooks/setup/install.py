@@ -113,7 +113,7 @@ class Entries:
 
     @property
     def session_start(self) -> str:
-        return f"{shell_quote(self.python)} {shell_quote(self.entry)} session-start"
+        return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} session-start"
 
     def hooks(self) -> dict[str, tuple[str, str, int]]:
         """event → (matcher, command, timeout)."""

@@ -1,0 +1,137 @@
+"""The hot paths import only the standard library, run exactly as installed: through the
+plugin's shims, through the commands `memhooks install` writes, and as console scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+HOT = {"post-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
+
+
+def _foreign(modules: list[str], allowed: set[str] = frozenset()) -> list[str]:
+    std = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | {"__main__"}
+    return sorted(m for m in modules
+                  if m.split(".")[0] not in std and m.split(".")[0] != "memhooks" and m not in allowed)
+
+
+def _traces(path: Path) -> dict[str, list[list[str]]]:
+    out: dict[str, list[list[str]]] = {}
+    for line in path.read_text().splitlines():
+        cmd, *mods = line.split(" ")
+        out.setdefault(cmd, []).append(mods)
+    return out
+
+
+@pytest.fixture
+def env(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"dependencies": {"react": "^18.3.1"}}))
+    data = tmp_path / "data"
+    data.mkdir()
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMHOOKS_"))}
+    e.update(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(project), MEMHOOKS_OFFLINE="1",
+             MEMHOOKS_PYTHON=sys.executable, MEMHOOKS_TRACE_IMPORTS=str(tmp_path / "trace"))
+    (data / "python.marker").write_text(f"hot={sys.executable}\nfull={sys.executable}\nstamp=\n")
+    return e
+
+
+def _start(project: str) -> str:
+    return json.dumps({"session_id": "s", "transcript_path": "/tmp/t", "cwd": project,
+                       "hook_event_name": "SessionStart", "source": "startup"})
+
+
+def _post() -> str:
+    return json.dumps({"session_id": "s", "hook_event_name": "PostToolUse", "cwd": "/tmp",
+                       "tool_name": "mcp__context7__query-docs", "tool_use_id": "t1",
+                       "tool_input": {"libraryId": "/facebook/react", "query": "hooks"},
+                       "tool_response": [{"type": "text", "text": "### Hooks\n\n```js\nuseState()\n```"}]})
+
+
+def _check(trace: Path, expect: set[str]) -> None:
+    traces = _traces(trace)
+    assert expect <= set(traces), sorted(traces)
+    for cmd in expect:
+        for mods in traces[cmd]:
+            assert _foreign(mods) == [], (cmd, _foreign(mods))
+
+
+def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
+    def shim(rel, *args, stdin=""):
+        proc = subprocess.run(["bash", str(ROOT / rel), *args], input=stdin, text=True, env=env,
+                              capture_output=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    shim("bin/lc-cache-write", "tier1", "react", "/facebook/react")
+    body = tmp_path / "body.md"
+    body.write_text("### Hooks\n")
+    shim("bin/lc-cache-write", "tier2", "/facebook/react", "hooks", str(body))
+    assert shim("bin/lc-cache-lookup", "react").strip() == "/facebook/react"
+    assert "Hooks" in shim("bin/lc-cache-lookup-docs", "/facebook/react", "hooks")
+    shim("hooks/post-tool-use", stdin=_post())
+    first = shim("hooks/session-start", stdin=_start(env["CLAUDE_PROJECT_DIR"]))
+    second = shim("hooks/session-start", stdin=_start(env["CLAUDE_PROJECT_DIR"]))
+    assert "/facebook/react" in first and "/facebook/react" in second
+    _check(tmp_path / "trace", HOT)
+    # The second SessionStart (lockfiles unchanged) answered without handing over.
+    assert len(_traces(tmp_path / "trace").get("session-warm", [])) == 1
+
+
+def test_installed_commands_stay_on_the_standard_library(env, tmp_path):
+    from memhooks.setup.install import Entries
+
+    entries = Entries(python=sys.executable, entry=str(ROOT / "src" / "memhooks" / "_entry.py"))
+    for command, stdin in ((entries.post_tool_use, _post()),
+                           (entries.session_start, _start(env["CLAUDE_PROJECT_DIR"])),
+                           (entries.session_start, _start(env["CLAUDE_PROJECT_DIR"]))):
+        proc = subprocess.run(["bash", "-c", command], input=stdin, text=True, env=env,
+                              capture_output=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    _check(tmp_path / "trace", {"post-tool-use", "session-start"})
+
+
+def test_console_scripts_add_only_the_standard_library(env, tmp_path):
+    scripts = {name: Path(sys.executable).with_name(name)
+               for name in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")}
+    if not all(p.exists() for p in scripts.values()):
+        pytest.skip("memhooks' console scripts are not installed beside this python")
+    probe = "import sys; print(' '.join(sorted(sys.modules)))"
+    base = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              env=env).stdout.split())
+    # The console script's module runs in-process: trace it the same way as the entry does.
+    wrapper = tmp_path / "run_console.py"
+    wrapper.write_text(
+        "import runpy, sys, atexit\n"
+        "target = sys.argv[1]\n"
+        "def dump():\n"
+        "    open(target, 'w').write(' '.join(sorted(sys.modules)))\n"
+        "atexit.register(dump)\n"
+        "script = sys.argv[2]\n"
+        "sys.argv = sys.argv[2:]\n"
+        "runpy.run_path(script, run_name='__main__')\n")
+    for name, path in scripts.items():
+        args = {"lc-cache-lookup": ["react"], "lc-cache-lookup-docs": ["/facebook/react", "x"],
+                "lc-cache-write": ["tier1", "zod", "/colinhacks/zod"]}[name]
+        out = tmp_path / f"{name}.mods"
+        proc = subprocess.run([sys.executable, str(wrapper), str(out), str(path), *args], env=env,
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        added = set(out.read_text().split()) - base - {"runpy", "atexit"}
+        assert _foreign(sorted(added)) == [], (name, _foreign(sorted(added)))
+
+
+def test_the_trace_itself_sees_a_foreign_import(env, tmp_path):
+    """The check is not vacuous: a run that imports a third-party module is caught."""
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    assert _foreign(["json", "memhooks.config", "pydantic", "pydantic.main"]) == ["pydantic", "pydantic.main"]
