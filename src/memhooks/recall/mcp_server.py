@@ -98,8 +98,40 @@ def tool_lookup(name: str) -> tuple[str, bool]:
     return search.library_markdown(answer), False
 
 
+def _skip_sdk_package_inits() -> None:
+    """Import only the SDK parts a stdio server needs.
+
+    `import mcp.server.mcpserver` first runs `mcp/__init__.py` (the whole client side) and
+    `mcp/server/__init__.py` (every transport); neither is used here, and together they cost
+    start-up time that Claude Code waits for. Register both packages without running their
+    `__init__` (submodules import from them by name only). Any surprise: undo, import normally."""
+    import importlib.util
+    import types
+
+    if "mcp" in sys.modules:
+        return
+    made = []
+    try:
+        for name in ("mcp", "mcp.server"):
+            spec = importlib.util.find_spec(name)
+            if spec is None or not spec.submodule_search_locations:
+                raise ImportError(name)
+            module = types.ModuleType(name)
+            module.__spec__, module.__file__ = spec, spec.origin
+            module.__path__ = list(spec.submodule_search_locations)
+            module.__package__ = name
+            sys.modules[name] = module
+            made.append(name)
+        import mcp.server.mcpserver  # noqa: F401
+    except Exception:  # noqa: BLE001
+        for name in list(sys.modules):
+            if name == "mcp" or name.startswith("mcp."):
+                del sys.modules[name]
+
+
 def build_server():
     """The MCPServer with the three tools (imports the SDK)."""
+    _skip_sdk_package_inits()
     from mcp.server.mcpserver import MCPServer
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
