@@ -29,23 +29,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import PYTHON, compare, floor_line  # noqa: E402
+from capture import payload as query_docs_payload  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")
-
-
-def _payload(size: int = 50 * 1024) -> bytes:
-    chunk = ("### useEffect cleanup\n\nSource: https://react.dev/reference/react/useEffect\n\n"
-             "The cleanup function runs before the effect runs again.\n\n```js\n"
-             "useEffect(() => {\n  const id = setInterval(tick, 1000);\n"
-             "  return () => clearInterval(id);\n}, []);\n```\n\n")
-    text = (chunk * (size // len(chunk) + 1))[:size]
-    return json.dumps({
-        "session_id": "bench", "transcript_path": "/tmp/t.jsonl", "cwd": ROOT,
-        "hook_event_name": "PostToolUse", "tool_name": "mcp__context7__query-docs",
-        "tool_input": {"libraryId": "/facebook/react", "query": "useEffect cleanup"},
-        "tool_response": [{"type": "text", "text": text}], "tool_use_id": "toolu_bench",
-    }).encode()
 
 
 def _shell_python3(tmp: str) -> str:
@@ -155,7 +142,7 @@ def main() -> None:
                                [os.path.join(ROOT, "hooks", "session-start")], stdin=start,
                                env=plugin_env, rounds=args.rounds))
         results.append(compare("hooks/post-tool-use (50 KB query-docs, journal + spawn)",
-                               [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=_payload(),
+                               [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=query_docs_payload(),
                                env=plugin_env, rounds=args.rounds))
         if args.yr:
             found = [os.path.join(d, "lc-cache-lookup") for d, _, files in os.walk(args.yr)
