@@ -36,6 +36,10 @@ def main(argv: list[str]) -> int:
         from memhooks.capture.hooks import post_tool_use
 
         return post_tool_use()
+    if cmd == "pre-tool-use":
+        from memhooks.recall.serve import pre_tool_use
+
+        return pre_tool_use()
     if cmd == "session-start":
         from memhooks.capture.hooks import session_start
 
