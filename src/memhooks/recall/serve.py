@@ -62,7 +62,7 @@ class Served:
 # ----------------------------------------------------------------------------- tools
 
 def classify(tool_name) -> str | None:
-    """'resolve', 'docs', 'webfetch', 'exa-fetch', or None (not served)."""
+    """'context7-resolve', 'context7-docs', 'webfetch', 'exa-fetch', or None (not served)."""
     if tool_name == "WebFetch":
         return None if _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
     if not isinstance(tool_name, str) or len(tool_name) > 200:
@@ -73,9 +73,9 @@ def classify(tool_name) -> str | None:
     server, tool = m.group(1).lower(), m.group(2)
     if server == "context7" and not _off("MEMHOOKS_SERVE_CONTEXT7"):
         if tool == "resolve-library-id":
-            return "resolve"
+            return "context7-resolve"
         if tool in CONTEXT7_DOCS:
-            return "docs"
+            return "context7-docs"
     if server == "exa" and tool in EXA_FETCH and not _off("MEMHOOKS_SERVE_EXA"):
         return "exa-fetch"
     return None
@@ -95,8 +95,8 @@ def _q(text: str, limit: int = 160) -> str:
 
 
 def _head(what: str, when: str, asked: str) -> str:
-    return (f"[memhooks cache] Not a live call: {what}, captured {when} {asked}. "
-            "For a live answer, repeat this identical call.")
+    return (f"[memhooks cache] Answered from the local memhooks cache, not by the live tool (this is "
+            f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
 
 
 def _wrap(head: str, body: str, max_chars: int) -> str:
@@ -330,9 +330,9 @@ def decide(conn, tool_name, tool_input, project: str, now: float | None = None) 
     if kind is None or not isinstance(tool_input, dict):
         return None
     max_chars = int(_num("MEMHOOKS_SERVE_MAX_CHARS", 12000))
-    if kind == "resolve":
+    if kind == "context7-resolve":
         return answer_resolve(conn, tool_input, project, now)
-    if kind == "docs":
+    if kind == "context7-docs":
         return answer_docs(conn, tool_name.rsplit("__", 1)[-1], tool_input, project, now, max_chars)
     if kind == "webfetch":
         return answer_webfetch(conn, tool_input, now, max_chars)
