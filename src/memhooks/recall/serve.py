@@ -348,9 +348,9 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _open(db: str, budget_s: float) -> sqlite3.Connection:
-    conn = sqlite3.connect(db, timeout=min(1.0, budget_s), isolation_level=None)
-    deadline = time.monotonic() + budget_s
+def _open(db: str, deadline: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(db, timeout=max(0.0, min(1.0, deadline - time.monotonic())),
+                           isolation_level=None)
     # Abort any statement past the budget: the hook must never outlast its timeout.
     conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
     return conn
@@ -369,7 +369,8 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
     key = call_key(tool_name, tool_input, session)
-    with closing(_open(db, _num("MEMHOOKS_SERVE_BUDGET_MS", 1500) / 1000)) as conn:
+    deadline = time.monotonic() + _num("MEMHOOKS_SERVE_BUDGET_MS", 1500) / 1000
+    with closing(_open(db, deadline)) as conn:
         from memhooks.store import serve_log
 
         kind = classify(tool_name)
@@ -381,8 +382,8 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
                                  tool_name=tool_name, project=project, session_id=session, now=now)
             return None
         served = decide(conn, tool_name, tool_input, project, now)
-        if served is None:
-            return None
+        if served is None or time.monotonic() > deadline:
+            return None  # over budget: let the call run rather than be late
         from memhooks.store.connect import transaction
         from memhooks.store.projections import touch_documents
 
