@@ -209,8 +209,10 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     terms = [w for w in dict.fromkeys(words(query)) if w not in ignore and len(w) >= 2][:16]
     match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms)
     ids = list(cands)
+    # `+rowid`: filter the one MATCH scan by the candidates; a plain `rowid IN` makes
+    # SQLite re-run the MATCH once per candidate (milliseconds for a popular library).
     ranked = [r[0] for r in conn.execute(
-        f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid IN ({','.join('?' * len(ids))})"
+        f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({','.join('?' * len(ids))})"
         " ORDER BY bm25(documents_fts, 10.0, 1.0) LIMIT ?", (match, *ids, TOP_DOCS))]
     if not ranked:
         return None
@@ -342,10 +344,15 @@ def decide(conn, tool_name, tool_input, project: str, now: float | None = None) 
 # ----------------------------------------------------------------------------- the hook
 
 def call_key(tool_name: str, tool_input, session_id) -> str:
-    import hashlib
-
+    try:  # the built-in SHA-256 module: hashlib would load OpenSSL (~3 ms per hook run)
+        from _sha256 import sha256
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
     blob = json.dumps([session_id or "", tool_name, tool_input], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _open(db: str, deadline: float) -> sqlite3.Connection:
