@@ -33,9 +33,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from memhooks.recall import serve  # noqa: E402
-from memhooks.store.connect import connect, transaction  # noqa: E402
-from memhooks.store.projections import upsert_document, upsert_tier2  # noqa: E402
+from memhooks.recall import serve
+from memhooks.store.connect import connect, transaction
+from memhooks.store.projections import upsert_document, upsert_tier2
 
 ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")
 RELEVANCE = os.path.join(ROOT, "tests", "fixtures", "serve", "relevance.json")
@@ -118,7 +118,7 @@ def calls(docs: int) -> tuple[list, list]:
         for q in lib["queries"]:
             (hits if q["serve"] else misses).append((c7, {"libraryId": lib["library_id"], "query": q["query"]}))
     n_c7, n_web = int(docs * 0.70), int(docs * 0.15)
-    for i in range(0, 40):
+    for i in range(40):
         misses.append((c7, {"libraryId": HOT, "query": f"server component streaming part {i}"}))
         misses.append((c7, {"libraryId": f"/org{i}/lib{i}", "query": "configure the retry policy"}))
         j = n_c7 + (i * 37) % max(1, n_web)
@@ -132,7 +132,7 @@ def calls(docs: int) -> tuple[list, list]:
 
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 def decision_times(path: str, docs: int) -> dict:
