@@ -1,10 +1,11 @@
 """End-to-end: the real Claude Code CLI answers repeated doc and page fetches from the store.
 
-Session 1 fetches Context7 docs (stub MCP server) and an HTTPS page (WebFetch) and
+Session 1 fetches Context7 docs (stub MCP server), an HTTPS page (WebFetch) and a page
+through the EXA stub's web_fetch_exa, and
 memhooks captures them. Session 2, a new claude process, asks:
 
 * step 1: the same resolve-library-id, the same query-docs, a paraphrase of it, a
-  query-docs on another topic, the same WebFetch;
+  query-docs on another topic, the same WebFetch, the same EXA web_fetch_exa;
 * step 2: the identical query-docs call again (the agent insists).
 
 The stub's request log must show no request for the served calls, one for the other
@@ -38,11 +39,13 @@ SAME = "useEffect cleanup"
 PARAPHRASE = "how do I abort a fetch request in the effect cleanup"
 OTHER = "useState lazy initializer function"
 PROMPT_PAGE = "How do I pin the flux capacitor?"
+EXA_FETCH = {"name": "mcp__exa__web_fetch_exa", "input": {"urls": ["https://exa-stub.invalid/zod-guide"]}}
 
 SESSION1 = [[
     {"name": C7 + "resolve-library-id", "input": {"libraryName": "react", "query": "effects"}},
     {"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": SAME}},
     {"name": "WebFetch", "input": {"url": "{{TLS_BASE}}/page", "prompt": PROMPT_PAGE}},
+    EXA_FETCH,
 ]]
 SESSION2 = [
     [
@@ -51,10 +54,11 @@ SESSION2 = [
         {"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": PARAPHRASE}},
         {"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": OTHER}},
         {"name": "WebFetch", "input": {"url": "{{TLS_BASE}}/page", "prompt": PROMPT_PAGE}},
+        EXA_FETCH,
     ],
     [{"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": SAME}}],
 ]
-ID_RESOLVE, ID_SAME, ID_PARA, ID_OTHER, ID_FETCH = (f"toolu_e2e_s0_{i}" for i in range(5))
+ID_RESOLVE, ID_SAME, ID_PARA, ID_OTHER, ID_FETCH, ID_EXA = (f"toolu_e2e_s0_{i}" for i in range(6))
 ID_REPEAT = "toolu_e2e_s1_0"
 
 
@@ -89,6 +93,11 @@ def _docs_calls(r: harness.SessionResult) -> list[dict]:
     return out
 
 
+def _exa_calls(r: harness.SessionResult) -> list[dict]:
+    return [(m["msg"].get("params") or {}) for m in r.mcp_log
+            if m["server"] == "exa-stub" and m["msg"].get("method") == "tools/call"]
+
+
 def _result_block(r: harness.SessionResult, tool_use_id: str) -> dict | None:
     for body in reversed(r.message_bodies()):
         for m in body.get("messages") or []:
@@ -116,6 +125,7 @@ def test_session1_fetched_live(sessions) -> None:
     calls = _docs_calls(first)
     assert [c for c in calls if c["tool"] == "query-docs" and c.get("query") == SAME], first.describe()
     assert "/page" in first.tls_requests, first.describe()
+    assert [c for c in _exa_calls(first) if c.get("name") == "web_fetch_exa"], first.describe()
     assert env.query("SELECT count(*) FROM documents WHERE library_id = ?", (LIB,))[0][0] >= 1
 
 
@@ -141,6 +151,7 @@ def test_session2_served_calls_never_reach_the_tools(sessions) -> None:
     # SAME: served in step 1, then the identical repeat in step 2 reaches the live tool.
     assert docs.count(SAME) == 1, docs
     assert "/page" not in second.tls_requests, second.tls_requests
+    assert not _exa_calls(second), _exa_calls(second)
 
 
 def test_served_text_reached_the_model_fenced(sessions) -> None:
@@ -156,6 +167,8 @@ def test_served_text_reached_the_model_fenced(sessions) -> None:
         print(f"[e2e serve] {tid} is_error={block.get('is_error')!r} first line: {text.splitlines()[0][:200]}")
     page = _text(_result_block(second, ID_FETCH))
     assert "[memhooks cache]" in page.splitlines()[0] and "flux capacitor" in _fenced(page), page[:2000]
+    exa = _text(_result_block(second, ID_EXA))
+    assert "[memhooks cache]" in exa.splitlines()[0] and "pelican throughput" in _fenced(exa), exa[:2000]
     resolve = _text(_result_block(second, ID_RESOLVE))
     assert "[memhooks cache]" in resolve and LIB in resolve, resolve[:2000]
 
@@ -174,9 +187,9 @@ def test_cli_reports_served_calls_as_permission_denials(sessions) -> None:
     denials = out.get("permission_denials") or []
     names = sorted(d.get("tool_name", "") for d in denials)
     print(f"[e2e serve] permission_denials: {json.dumps(denials)[:1500]}")
-    assert {C7 + "query-docs", C7 + "resolve-library-id", "WebFetch"} <= set(names), out
+    assert {C7 + "query-docs", C7 + "resolve-library-id", "WebFetch", EXA_FETCH["name"]} <= set(names), out
     # No PostToolUse for a served call: the tool never ran.
-    served_ids = {ID_RESOLVE, ID_SAME, ID_PARA, ID_FETCH}
+    served_ids = {ID_RESOLVE, ID_SAME, ID_PARA, ID_FETCH, ID_EXA}
     post_ids = {p.get("tool_use_id") for p in second.payloads("PostToolUse")}
     assert not served_ids & post_ids, post_ids
 
@@ -187,6 +200,16 @@ def test_serve_log_and_access_counts(sessions) -> None:
     got = {(o, t): n for o, t, n in rows}
     assert got.get(("served", "context7-docs")) == 2, rows
     assert got.get(("served", "webfetch")) == 1, rows
+    assert got.get(("served", "exa-fetch")) == 1, rows
     assert got.get(("served", "context7-resolve"), 0) >= 1, rows
     assert got.get(("insisted", "context7-docs")) == 1, rows
     assert env.query("SELECT max(access_count) FROM documents WHERE library_id = ?", (LIB,))[0][0] >= 2
+
+
+def test_pre_tool_use_hook_ran_and_exited_zero(sessions) -> None:
+    _, first, second = sessions
+    for r in (first, second):
+        runs = [h for h in r.hook_runs() if h["event"] == "PreToolUse"]
+        print("[e2e serve] PreToolUse hook runs: " + ", ".join(f"{h['matcher']}={h['status']}/{h['ms']}ms"
+                                                             for h in runs))
+        assert runs and all(h["status"] == 0 for h in runs), r.describe()
