@@ -335,3 +335,10 @@ def test_snippets_split_and_choose():
     assert choose(["alpha", "gamma"], pieces) == pieces
     assert choose(["alpha", "omega"], pieces) is None
     assert len(snippets("x\n\n" + "word " * 5000)) > 1
+
+
+def test_docs_show_the_matcher_install_writes():
+    from memhooks.setup.install import SERVE_MATCHER
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "serving.md").read_text()
+    assert SERVE_MATCHER in doc
