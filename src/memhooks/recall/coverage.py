@@ -89,12 +89,25 @@ def query_stems(query: str, ignore: set[str] = frozenset()) -> list[str]:
     return out
 
 
+# What may follow a shared prefix: inflections the stemmer left (configur|ation, config|ure).
+_TAILS = frozenset(("", "s", "e", "es", "ed", "ing", "er", "ers", "or", "ur", "ure", "ation", "ion",
+                    "ions", "al", "ally", "ly", "ive", "ment", "able", "ity", "ize", "ise", "y",
+                    "ies", "ic", "ist"))
+
+
 def covers(q: str, have: set[str]) -> bool:
+    """The stem itself, or a word sharing a prefix of PREFIX_MIN+ letters followed only by
+    an inflection (`config` ~ `configur`, but `async` is not `asyncpg`)."""
     if q in have:
         return True
     if len(q) < PREFIX_MIN:
         return False
-    return any(len(h) >= PREFIX_MIN and (h.startswith(q) or q.startswith(h)) for h in have)
+    for h in have:
+        if len(h) < PREFIX_MIN:
+            continue
+        if (h.startswith(q) and h[len(q):] in _TAILS) or (q.startswith(h) and q[len(h):] in _TAILS):
+            return True
+    return False
 
 
 def snippets(text: str) -> list[str]:
