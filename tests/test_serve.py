@@ -368,3 +368,23 @@ def test_docs_show_the_matcher_install_writes():
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "serving.md").read_text()
     assert SERVE_MATCHER in doc
+
+
+def test_plugin_tool_name_and_versioned_id_from_a_real_capture(store):
+    p = _capture(store, "c7_query_docs_plugin_versioned")
+    assert p["tool_name"].startswith("mcp__plugin_context7_context7__")
+    lid = p["tool_input"]["libraryId"]
+    got = hook(pre(p, tool_input={"libraryId": lid, "query": "redirect from middleware"}))
+    assert got and "NextResponse.redirect" in got["hookSpecificOutput"]["permissionDecisionReason"]
+    unversioned = {"libraryId": lid.rsplit("/", 1)[0], "query": "redirect from middleware"}
+    assert hook(pre(p, tool_input=unversioned, session_id="s2")) is None
+    # a server merely containing the name is captured, never served
+    assert hook(pre(p, tool_name="mcp__upstash-context7__query-docs", session_id="s3")) is None
+
+
+def test_resolve_from_a_real_capture_says_where_it_came_from(store):
+    p = _capture(store, "c7_resolve_react")
+    got = hook(pre(p))
+    text = got["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "from an earlier resolve-library-id" in text.splitlines()[0]
+    assert "- Context7-compatible library ID: /facebook/react\n" in text

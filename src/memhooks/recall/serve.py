@@ -111,9 +111,10 @@ def _wrap(head: str, body: str, max_chars: int) -> str:
 
 def split_id(library_id: str) -> tuple[str, str | None] | None:
     """`/org/repo[/v|@v]` -> (lower-case base, version without a leading v) or None."""
-    if not _ID_RE.fullmatch(library_id or ""):
+    lid = library_id if library_id.startswith("/") else "/" + library_id
+    if not _ID_RE.fullmatch(lid):
         return None
-    lid = library_id.rstrip("/")
+    lid = lid.rstrip("/")
     ver = None
     if "@" in lid:
         lid, ver = lid.split("@", 1)
@@ -173,8 +174,12 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
         pin = f" (versioned ID {hit['versioned_id']})" if hit.get("versioned_id") else ""
         lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
     body = "Available Libraries:\n\n" + "\n".join(lines)
-    head = _head(f"Context7 library ID for {_q(name, 80)}", "on or before " + _when(now),
-                 f"(source: {hit.get('origin')})")
+    at = conn.execute("SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
+                      (lid, now)).fetchone()[0] or (row[6] if row else None) or now
+    source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
+              "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
+              "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
+    head = _head(f"Context7 library ID for {_q(name, 80)}", _when(at), f"from {source}")
     return Served("context7-resolve", _wrap(head, body, 4000), library_id=lid)
 
 
