@@ -388,3 +388,18 @@ def test_resolve_from_a_real_capture_says_where_it_came_from(store):
     text = got["hookSpecificOutput"]["permissionDecisionReason"]
     assert "from an earlier resolve-library-id" in text.splitlines()[0]
     assert "- Context7-compatible library ID: /facebook/react\n" in text
+
+
+def test_the_command_install_writes_serves(store):
+    import subprocess
+    import sys
+
+    from memhooks.setup.install import Entries, entry_file
+
+    p = _capture(store, "c7_query_docs")
+    cmd = Entries(python=os.path.abspath(sys.executable), entry=entry_file()).pre_tool_use
+    proc = subprocess.run(["bash", "-c", cmd], input=json.dumps(pre(p)), text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stderr == ""
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "[memhooks cache]" in out["permissionDecisionReason"]
