@@ -403,3 +403,14 @@ def test_the_command_install_writes_serves(store):
     assert proc.returncode == 0 and proc.stderr == ""
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "[memhooks cache]" in out["permissionDecisionReason"]
+
+
+def test_hook_output_is_utf8_whatever_the_locale(store):
+    with closing(connect(str(store))) as c:
+        add_docs(c, "/acme/buffers", "buffer size",
+                 "### Puffergröße\n\nSource: https://x.invalid\n\nSet the buffer size — „Größe“ — per stream.")
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONIOENCODING="ascii")
+    call = {"session_id": "s", "cwd": "/p", "hook_event_name": "PreToolUse", "tool_name": C7 + "query-docs",
+            "tool_input": {"libraryId": "/acme/buffers", "query": "buffer size per stream"}}
+    got = hook(call, env=env)
+    assert got is not None and "„Größe“" in got["hookSpecificOutput"]["permissionDecisionReason"]

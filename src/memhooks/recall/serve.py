@@ -437,8 +437,8 @@ def pre_tool_use() -> int:
             pass
     if out:
         try:
-            sys.stdout.write(out)
-            sys.stdout.flush()
+            sys.stdout.buffer.write(out.encode("utf-8", "replace"))  # whatever the locale
+            sys.stdout.buffer.flush()
         except BaseException:  # noqa: BLE001, S110 - stdout closed: the call simply runs
             pass
     return 0
