@@ -414,3 +414,10 @@ def test_hook_output_is_utf8_whatever_the_locale(store):
             "tool_input": {"libraryId": "/acme/buffers", "query": "buffer size per stream"}}
     got = hook(call, env=env)
     assert got is not None and "„Größe“" in got["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_one_word_query_needs_a_capture_for_that_word(conn):
+    add_docs(conn, "/facebook/react", "useEffect cleanup", REACT + "\nHooks run after render.")
+    assert docs_call(conn, "/facebook/react", "hooks") is None
+    assert docs_call(conn, "/facebook/react", "cleanup") is not None
+    assert docs_call(conn, "/facebook/react", "hooks cleanup") is not None

@@ -185,7 +185,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
 
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
                 max_chars: int) -> Served | None:
-    from memhooks.recall.coverage import choose, query_stems, snippets, words
+    from memhooks.recall import coverage as cv
     from memhooks.recall.search import fts_term
 
     id_keys = (("context7CompatibleLibraryID", "libraryId") if tool == "get-library-docs" else
@@ -207,11 +207,14 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         f"SELECT document_id, topic, fetched_at, library_key FROM tier2 WHERE library_key IN ({marks})"
         " ORDER BY fetched_at DESC LIMIT ?", (*since, MAX_CANDIDATE_DOCS)).fetchall()
     cands = {d: (t, f) for d, t, f, k in rows if f >= since[k]}
-    ignore = set(words(base))
-    q = query_stems(query, ignore)
+    ignore = set(cv.words(base))
+    q = cv.query_stems(query, ignore)
+    if len(q) == 1:
+        # One word ("hooks") asks for an overview: only docs fetched for that word will do.
+        cands = {d: v for d, v in cands.items() if cv.covers(q[0], cv.stems(v[0] or ""))}
     if not cands or not q:
         return None
-    terms = [w for w in dict.fromkeys(words(query)) if w not in ignore and len(w) >= 2][:16]
+    terms = [w for w in dict.fromkeys(cv.words(query)) if w not in ignore and len(w) >= 2][:16]
     match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms)
     ids = list(cands)
     # `+rowid`: filter the one MATCH scan by the candidates; a plain `rowid IN` makes
@@ -225,8 +228,8 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         f"SELECT id, content, bytes FROM documents WHERE id IN ({','.join('?' * len(ranked))})",
         ranked)}
     pieces = [((d, i), text) for d in ranked if d in docs
-              for i, text in enumerate(snippets(docs[d][0] or ""))]
-    chosen = choose(q, pieces)
+              for i, text in enumerate(cv.snippets(docs[d][0] or ""))]
+    chosen = cv.choose(q, pieces)
     if not chosen:
         return None
     used = list(dict.fromkeys(k[0] for k, _ in chosen))
