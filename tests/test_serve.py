@@ -421,3 +421,23 @@ def test_a_one_word_query_needs_a_capture_for_that_word(conn):
     assert docs_call(conn, "/facebook/react", "hooks") is None
     assert docs_call(conn, "/facebook/react", "cleanup") is not None
     assert docs_call(conn, "/facebook/react", "hooks cleanup") is not None
+
+
+SERVED_NAMES = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id", "mcp__Context7__get-library-docs",
+                "mcp__plugin_context7_context7__query-docs", "mcp__exa__web_fetch_exa",
+                "mcp__plugin_exa_exa__crawling_exa", "WebFetch"]
+NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "mcp__upstash-context7__query-docs", "Bash",
+              "mcp__mycontext7__query-docs", "mcp__context7__other", "WebFetcher", "mcp__exa__web_fetch_exa_x",
+              "mcp__plugin_memhooks_memhooks__search_documents"]
+
+
+@pytest.mark.parametrize("name", SERVED_NAMES + NOT_SERVED)
+def test_matcher_and_classify_agree(name):
+    import re
+
+    from memhooks.setup.install import SERVE_MATCHER
+
+    hooks = json.loads((Path(__file__).resolve().parent.parent / "hooks.json").read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["matcher"] == SERVE_MATCHER
+    assert bool(re.search(SERVE_MATCHER, name)) == (name in SERVED_NAMES)
+    assert (serve.classify(name) is not None) == (name in SERVED_NAMES)
