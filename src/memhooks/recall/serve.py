@@ -270,6 +270,8 @@ def _url_variants(url: str, norm: str) -> list[str]:
 
 
 def _pages(conn, url: str, tool_filter: str, args: tuple, since: float):
+    """Fresh documents captured for this URL. `tool_filter` uses `+column` terms so that
+    SQLite looks the URL up in its index instead of walking every page of one tool."""
     norm = norm_url(url)
     if norm is None:
         return None, []
@@ -295,7 +297,7 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
     if not url or not prompt:
         return None
     since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
-    _, rows = _pages(conn, url, "d.source_tool = 'webfetch'", (), since)
+    _, rows = _pages(conn, url, "+d.source_tool = 'webfetch'", (), since)
     want = " ".join(prompt.split())
     for doc_id, content, meta, _u, _t, size, at in rows:
         m = _meta(meta)
@@ -320,7 +322,7 @@ def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Serv
         url = _s(url)
         if not url:
             return None
-        _, rows = _pages(conn, url, "d.source_tool = 'exa' AND d.tool IN (?, ?)", EXA_FETCH, since)
+        _, rows = _pages(conn, url, "+d.source_tool = 'exa' AND +d.tool IN (?, ?)", EXA_FETCH, since)
         if not rows:
             return None
         doc_id, content, _m, stored_url, title, size, at = rows[0]
