@@ -3,7 +3,8 @@
     python benchmarks/serve.py [--sizes 1000,10000,50000] [--rounds 25] [--rebuild]
 
 Stores (cached at /tmp/memhooks-bench/serve-<docs>.db) hold generated documents
-in the shapes the capture path writes: 70 % Context7 query-docs answers (3–8
+(a quarter of their words taken from the relevance set's queries, so the words a
+query looks for are common) in the shapes the capture path writes: 70 % Context7 query-docs answers (3–8
 snippets each, with tier2 rows) over docs/25 libraries, one "hot" library with
 250 documents (more than the decision looks at), 15 % WebFetch results and
 15 % EXA page fetches; plus the labelled relevance set's 32 libraries
@@ -49,9 +50,24 @@ def vocab(rng: random.Random, n: int = 6000) -> list[str]:
     return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 10))) for _ in range(n)]
 
 
+def english() -> list[str]:
+    """Every word of the relevance set's queries: sprinkled into the generated documents so
+    the words a served query looks for have long FTS doclists (the slow case)."""
+    with open(RELEVANCE, encoding="utf-8") as f:
+        rel = json.load(f)
+    return sorted({w.lower() for lib in rel["libraries"] for q in lib["queries"]
+                   for w in q["query"].replace("?", " ").split() if w.isalpha()})
+
+
+ENGLISH: list[str] = []
+
+
 def text(rng: random.Random, words: list[str], n: int) -> str:
-    # Zipf-like: low indexes are common words
-    return " ".join(words[min(len(words) - 1, int(rng.paretovariate(1.1)) - 1)] for _ in range(n))
+    # Zipf-like over generated words (low indexes are common), a quarter English words
+    if not ENGLISH:
+        ENGLISH.extend(english())
+    return " ".join(rng.choice(ENGLISH) if rng.random() < 0.25 else
+                    words[min(len(words) - 1, int(rng.paretovariate(1.1)) - 1)] for _ in range(n))
 
 
 def context7_doc(rng, words) -> str:
@@ -168,8 +184,16 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     py = sys.executable
     bases = {"python -c pass": [py, "-c", "pass"], "python -I -S -c pass": [py, "-I", "-S", "-c", "pass"]}
     hook = [py, "-I", "-S", ENTRY, "pre-tool-use"]
+    # a query-docs call this store really serves, and one it really does not (generated
+    # documents can happen to contain every word of a "miss")
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    hit = next(c for c in hits if c[0].endswith("query-docs") and serve.decide(conn, *c, "/p"))
+    miss = next(c for c in misses if c[0].endswith("query-docs") and not serve.decide(conn, *c, "/p"))
+    conn.close()
     out = {}
-    for label, (tool, args) in (("hit", hits[0]), ("miss", misses[0])):
+    for label, (tool, args) in (("hit", hit), ("miss", miss)):
         times = {k: [] for k in (*bases, "hook")}
         for r in range(rounds + 3):
             payload = json.dumps({"session_id": f"bench-{label}-{r}", "cwd": "/p", "tool_name": tool,
@@ -183,7 +207,7 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
         out[label] = {"hook_ms": round(med["hook"], 2),
                       **{f"{k} ms": round(med[k], 2) for k in bases},
                       **{f"ratio to {k}": round(med["hook"] / med[k], 2) for k in bases},
-                      "rounds": rounds}
+                      "call": args, "rounds": rounds}
     return out
 
 

@@ -72,8 +72,14 @@ def words(text: str) -> list[str]:
     return [tok.lower() for tok in _WORD_RE.findall(text) if len(tok) <= MAX_WORD_CHARS]
 
 
-def stems(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+def stems(text: str, heads: set[str] | None = None) -> set[str]:
+    """Stems of the distinct words of `text`; with `heads`, only of words starting with one
+    of those two-letter heads (a stem keeps its word's first two letters, so a query stem
+    can only be covered by such words: stemming the rest would be wasted)."""
+    distinct = set(words(text))
+    if heads is not None:
+        distinct = {w for w in distinct if w[:2] in heads}
+    return {stem(w) for w in distinct}
 
 
 def query_stems(query: str, ignore: set[str] = frozenset()) -> list[str]:
@@ -144,8 +150,9 @@ def choose(query: list[str], pieces: list[tuple[object, str]], *, max_pieces: in
     if not query or not pieces:
         return None
     cover = []
+    heads = {q[:2] for q in query}
     for i, (_key, text) in enumerate(pieces):
-        have = stems(text)
+        have = stems(text, heads)
         got = frozenset(q for q in query if covers(q, have))
         if got:
             cover.append((i, got))

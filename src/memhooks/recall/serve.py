@@ -215,13 +215,16 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     if not cands or not q:
         return None
     terms = [w for w in dict.fromkeys(cv.words(query)) if w not in ignore and len(w) >= 2][:16]
-    match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms)
+    match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
     ids = list(cands)
-    # `+rowid`: filter the one MATCH scan by the candidates; a plain `rowid IN` makes
-    # SQLite re-run the MATCH once per candidate (milliseconds for a popular library).
-    ranked = [r[0] for r in conn.execute(
-        f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({','.join('?' * len(ids))})"
-        " ORDER BY bm25(documents_fts, 10.0, 1.0) LIMIT ?", (match, *ids, TOP_DOCS))]
+    if len(ids) <= TOP_DOCS:
+        ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
+    else:
+        # `+rowid`: filter the one MATCH scan by the candidates; a plain `rowid IN` makes
+        # SQLite re-run the MATCH once per candidate (milliseconds for a popular library).
+        ranked = [r[0] for r in conn.execute(
+            f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({','.join('?' * len(ids))})"
+            " ORDER BY bm25(documents_fts, 10.0, 1.0) LIMIT ?", (match, *ids, TOP_DOCS))]
     if not ranked:
         return None
     docs = {r[0]: r[1:] for r in conn.execute(
