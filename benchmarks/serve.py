@@ -14,7 +14,8 @@ snippets each, with tier2 rows) over docs/25 libraries, one "hot" library with
    stdin): p50/p95 over hits and misses (relevance-set queries, the hot library,
    WebFetch/EXA URLs captured and not).
 2. The whole hook process (`python -I -S _entry.py pre-tool-use` with a payload on
-   stdin) on a hit and on a miss, on the largest store, as ratios of medians to
+   stdin) on a query-docs hit and miss (a library with one document, and the hot
+   library), on the largest store, as ratios of medians to
    `python -c pass` and `python -I -S -c pass`, the three run alternately.
 
 Prints figures only; nothing is asserted.
@@ -189,11 +190,17 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     import sqlite3
 
     conn = sqlite3.connect(path)
-    hit = next(c for c in hits if c[0].endswith("query-docs") and serve.decide(conn, *c, "/p"))
-    miss = next(c for c in misses if c[0].endswith("query-docs") and not serve.decide(conn, *c, "/p"))
+
+    def pick(pool, served: bool, hot: bool):
+        return next(c for c in pool if c[0].endswith("query-docs") and (c[1]["libraryId"] == HOT) == hot
+                    and (serve.decide(conn, *c, "/p") is not None) == served)
+
+    chosen = {"hit": pick(hits, True, False), "miss": pick(misses, False, False),
+              f"hit, library with {HOT_DOCS} docs": pick(hits, True, True),
+              f"miss, library with {HOT_DOCS} docs": pick(misses, False, True)}
     conn.close()
     out = {}
-    for label, (tool, args) in (("hit", hit), ("miss", miss)):
+    for label, (tool, args) in chosen.items():
         times = {k: [] for k in (*bases, "hook")}
         for r in range(rounds + 3):
             payload = json.dumps({"session_id": f"bench-{label}-{r}", "cwd": "/p", "tool_name": tool,

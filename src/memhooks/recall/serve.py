@@ -214,7 +214,8 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         cands = {d: v for d, v in cands.items() if cv.covers(q[0], cv.stems(v[0] or ""))}
     if not cands or not q:
         return None
-    terms = [w for w in dict.fromkeys(cv.words(query)) if w not in ignore and len(w) >= 2][:16]
+    terms = [w for w in dict.fromkeys(cv.words(query))
+             if w not in ignore and w not in cv.STOP_WORDS and len(w) >= 2][:16]
     match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
     ids = list(cands)
     if len(ids) <= TOP_DOCS:
