@@ -441,3 +441,17 @@ def test_matcher_and_classify_agree(name):
     assert hooks["PreToolUse"][0]["matcher"] == SERVE_MATCHER
     assert bool(re.search(SERVE_MATCHER, name)) == (name in SERVED_NAMES)
     assert (serve.classify(name) is not None) == (name in SERVED_NAMES)
+
+
+def test_a_locked_store_lets_the_call_run_within_the_timeout(store):
+    p = _capture(store, "c7_query_docs")
+    holder = sqlite3.connect(str(store), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another writer holds the store
+        t0 = time.monotonic()
+        assert hook(pre(p)) is None
+        assert time.monotonic() - t0 < 5  # the hooks.json timeout
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert hook(pre(p)) is not None

@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
     sys.dont_write_bytecode = False
     _setup_path()
     cmd, args = (argv[0] if argv else ""), argv[1:]
-    if cmd in ("post-tool-use", "session-start", "lc-cache-write", "ingest"):
+    if cmd in ("post-tool-use", "pre-tool-use", "session-start", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.
         import signal
