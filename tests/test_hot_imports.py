@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 
-HOT = {"post-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
+HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
 
 
 def _foreign(modules: list[str], allowed: set[str] = frozenset()) -> list[str]:
@@ -57,6 +57,12 @@ def _post() -> str:
                        "tool_response": [{"type": "text", "text": "### Hooks\n\n```js\nuseState()\n```"}]})
 
 
+def _pre() -> str:
+    return json.dumps({"session_id": "s", "hook_event_name": "PreToolUse", "cwd": "/tmp",
+                       "tool_name": "mcp__context7__query-docs", "tool_use_id": "t2",
+                       "tool_input": {"libraryId": "/facebook/react", "query": "useState hooks"}})
+
+
 def _check(trace: Path, expect: set[str]) -> None:
     traces = _traces(trace)
     assert expect <= set(traces), sorted(traces)
@@ -79,6 +85,7 @@ def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
     assert shim("bin/lc-cache-lookup", "react").strip() == "/facebook/react"
     assert "Hooks" in shim("bin/lc-cache-lookup-docs", "/facebook/react", "hooks")
     shim("hooks/post-tool-use", stdin=_post())
+    shim("hooks/pre-tool-use", stdin=_pre())
     first = shim("hooks/session-start", stdin=_start(env["CLAUDE_PROJECT_DIR"]))
     second = shim("hooks/session-start", stdin=_start(env["CLAUDE_PROJECT_DIR"]))
     assert "/facebook/react" in first and "/facebook/react" in second
@@ -91,13 +98,13 @@ def test_installed_commands_stay_on_the_standard_library(env, tmp_path):
     from memhooks.setup.install import Entries
 
     entries = Entries(python=sys.executable, entry=str(ROOT / "src" / "memhooks" / "_entry.py"))
-    for command, stdin in ((entries.post_tool_use, _post()),
+    for command, stdin in ((entries.post_tool_use, _post()), (entries.pre_tool_use, _pre()),
                            (entries.session_start, _start(env["CLAUDE_PROJECT_DIR"])),
                            (entries.session_start, _start(env["CLAUDE_PROJECT_DIR"]))):
         proc = subprocess.run(["bash", "-c", command], input=stdin, text=True, env=env,
                               capture_output=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
-    _check(tmp_path / "trace", {"post-tool-use", "session-start"})
+    _check(tmp_path / "trace", {"post-tool-use", "pre-tool-use", "session-start"})
 
 
 def test_console_scripts_add_only_the_standard_library(env, tmp_path):

@@ -111,8 +111,10 @@ def test_fresh_install_writes_the_right_files(env, scope):
 
     settings = json.loads(hooks_file.read_text())
     cmds = our_commands(settings)
-    assert set(cmds) == {"PostToolUse", "PostToolUseFailure", "SessionStart"}
+    assert set(cmds) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"}
     assert all(len(v) == 1 for v in cmds.values())
+    assert " -I -S " in cmds["PreToolUse"][0] and cmds["PreToolUse"][0].endswith(" pre-tool-use")
+    assert settings["hooks"]["PreToolUse"][0]["matcher"] == inst.SERVE_MATCHER
     post, start = cmds["PostToolUse"][0], cmds["SessionStart"][0]
     assert post == cmds["PostToolUseFailure"][0]
     assert " -I -S " in post and post.endswith(" post-tool-use")

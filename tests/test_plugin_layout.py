@@ -17,7 +17,7 @@ import pytest
 from memhooks.setup import install as inst
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIMS = ["hooks/post-tool-use", "hooks/session-start", "bin/lc-cache-lookup", "bin/lc-cache-lookup-docs",
+SHIMS = ["hooks/pre-tool-use", "hooks/post-tool-use", "hooks/session-start", "bin/lc-cache-lookup", "bin/lc-cache-lookup-docs",
          "bin/lc-cache-write", "bin/memhooks-mcp"]
 ADVISORY = [s for s in SHIMS if s != "bin/memhooks-mcp"]
 SYSTEM_PY = "/usr/bin/python3"  # any python3 ≥ 3.11, dependencies or not
@@ -42,7 +42,7 @@ def test_manifests_parse_and_point_at_executables():
     manifest = load(".claude-plugin/plugin.json")
     assert manifest["name"] == "memhooks" and manifest["version"] and manifest["description"]
     hooks = load(manifest["hooks"])
-    assert set(hooks["hooks"]) == {"PostToolUse", "PostToolUseFailure", "SessionStart"}
+    assert set(hooks["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"}
     for groups in hooks["hooks"].values():
         for g in groups:
             for h in g["hooks"]:
@@ -66,6 +66,7 @@ def test_hooks_json_matches_what_install_writes():
     assert hooks["PostToolUse"][0]["matcher"] == inst.TOOL_MATCHER
     assert hooks["PostToolUseFailure"][0]["matcher"] == inst.TOOL_MATCHER
     assert hooks["SessionStart"][0]["matcher"] == inst.SESSION_MATCHER
+    assert hooks["PreToolUse"][0]["matcher"] == inst.SERVE_MATCHER
 
 
 MATCHES = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id",

@@ -56,7 +56,7 @@ def main(argv):
             return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
                                         bootstrap.plugin_root()) and 0
         return 0
-    if cmd in ("post-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
+    if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.
         import _signal  # the C module: `signal` builds enums (~3 ms)
@@ -67,6 +67,10 @@ def main(argv):
         from memhooks.capture.hooks import post_tool_use
 
         return post_tool_use()
+    if cmd == "pre-tool-use":
+        from memhooks.recall.serve import pre_tool_use
+
+        return pre_tool_use()
     if cmd == "session-start":
         from memhooks.capture.hooks import session_start
 

@@ -328,6 +328,7 @@ class E2EEnv:
         self.api_port = free_port()
         self.tls_port = free_port()
         self.runs = 0
+        self.extra_env: dict[str, str] = {}  # added to every run's environment (e.g. MEMHOOKS_SERVE=0)
         if lockfiles:
             (self.project / "package.json").write_text(json.dumps(PACKAGE_JSON, indent=2) + "\n")
             (self.project / "package-lock.json").write_text(json.dumps(_package_lock(), indent=2) + "\n")
@@ -412,6 +413,7 @@ class E2EEnv:
             MEMHOOKS_PYTHON=PYTHON,
             STUB_MCP_LOG=str(self.mcp_log),
         )
+        env.update(self.extra_env)
         return env
 
     def tool_env(self) -> dict[str, str]:

@@ -50,6 +50,15 @@ def web_search(args: dict) -> "str | tuple[str, bool]":
     )
 
 
+def web_fetch(args: dict) -> str:
+    """exa-mcp-server 3.x page format: `# Title`, `URL: …`, blank line, text, per page."""
+    urls = args.get("urls") or ([args["url"]] if args.get("url") else [])
+    return "\n\n".join(
+        f"# Page {i + 1}\nURL: {u}\n\nFetched text of {u}: the " + EXA_PHRASE + " in full."
+        for i, u in enumerate(urls)
+    )
+
+
 TOOLS = [
     {
         "name": "web_search_exa",
@@ -62,8 +71,17 @@ TOOLS = [
             },
             "required": ["query"],
         },
-    }
+    },
+    {
+        "name": "web_fetch_exa",
+        "description": "Fetch the content of web pages with Exa AI.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"urls": {"type": "array", "items": {"type": "string"}}},
+            "required": ["urls"],
+        },
+    },
 ]
 
 if __name__ == "__main__":
-    serve("exa-stub", "3.0.0-e2e", TOOLS, {"web_search_exa": web_search})
+    serve("exa-stub", "3.0.0-e2e", TOOLS, {"web_search_exa": web_search, "web_fetch_exa": web_fetch})

@@ -146,6 +146,9 @@ def scenario(request: pytest.FixtureRequest, claude_bin: Path, tmp_path_factory:
     mode = request.param
     root = tmp_path_factory.mktemp(f"e2e-{mode}")
     env = harness.E2EEnv(root, claude_bin)
+    # These sessions test capture: serving from the store (test_serve_e2e.py) would answer
+    # the warmed resolve-library-id and the repeated calls before they are captured.
+    env.extra_env["MEMHOOKS_SERVE"] = "0"
     if mode == "plugin-dir":
         sc = Scenario(mode, env, "mcp__plugin_memhooks_memhooks__search_documents")
         plugin_dir: Path | None = REPO
@@ -443,6 +446,7 @@ def error_run(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory):
     if missing:
         pytest.skip(f"memhooks product files not there yet: {missing}")
     env = harness.E2EEnv(tmp_path_factory.mktemp("e2e-errors"), claude_bin)
+    env.extra_env["MEMHOOKS_SERVE"] = "0"
     r = env.run("Look up a library that does not exist.", ERROR_SCRIPT)
     if os.environ.get("MEMHOOKS_E2E_SAVE_PAYLOADS") == "1":
         harness.save_payload_fixtures(env, r, PAYLOAD_DIR, "error-")

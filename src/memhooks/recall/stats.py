@@ -134,6 +134,8 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
             " GROUP BY error ORDER BY count(*) DESC, error LIMIT 20", ev_args)
     ]
 
+    from memhooks.store.serve_log import summary as serving
+
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
     return {
         "schema": SCHEMA_VERSION,
@@ -148,6 +150,7 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "tier2": tier("tier2", t2[0], t2[1], 0, 0),
         "events": {"total": sum(by_state.values()), "by_state": by_state,
                    "skip_reasons": reasons, "failure_reasons": failures},
+        "serving": serving(conn, p),
     }
 
 
@@ -214,6 +217,19 @@ def render(data: dict, console=None) -> None:
         tiers.add_row(name, f"{t['total']:,}", f"{t['fresh']:,}", f"{t['negative']:,}",
                       f"{t['hits']:,}", f"{t['misses']:,}", rate)
     console.print(tiers)
+
+    sv = data.get("serving") or {}
+    if sv.get("calls_avoided") or sv.get("insisted"):
+        served = Table(title=f"Served from the store: {sv['calls_avoided']:,} calls avoided, "
+                             f"{_bytes(sv['bytes_served'])} served, ~{sv['tokens_saved_est']:,} tokens "
+                             f"saved, {sv['insisted']:,} repeats let through", title_justify="left")
+        for col in ("by", "calls avoided", "bytes served", "tokens saved (est.)"):
+            served.add_column(col, justify="left" if col == "by" else "right")
+        for key, rows in (("tool", sv["by_tool"]), ("library_id", sv["by_library"]), ("day", sv["by_day"])):
+            for r in rows:
+                served.add_row(f"{key.split('_')[0]} {r[key]}", f"{r['calls_avoided']:,}",
+                               _bytes(r["bytes_served"]), f"{r['tokens_saved_est']:,}")
+        console.print(served)
 
     e = data["events"]
     ev = Table(title=f"Events: {e['total']:,}", title_justify="left")

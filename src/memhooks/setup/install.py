@@ -39,6 +39,12 @@ TOOL_MATCHER = (
     "|^WebFetch$|^WebSearch$"
 )
 SESSION_MATCHER = "startup|resume|clear|compact|fork"
+# PreToolUse (serving from the store): whole server names only, the tools it can answer.
+SERVE_MATCHER = (
+    "^mcp__(plugin_[A-Za-z0-9_-]+_)?([Cc]ontext7|[Ee]xa)__"
+    "(resolve-library-id|query-docs|get-library-docs|web_fetch_exa|crawling_exa)$|^WebFetch$"
+)
+SERVE_TIMEOUT_S = 5
 HOOK_TIMEOUT_S = 10
 SESSION_START_TIMEOUT_S = 10
 
@@ -112,12 +118,17 @@ class Entries:
         return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} post-tool-use"
 
     @property
+    def pre_tool_use(self) -> str:
+        return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} pre-tool-use"
+
+    @property
     def session_start(self) -> str:
         return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} session-start"
 
     def hooks(self) -> dict[str, tuple[str, str, int]]:
         """event → (matcher, command, timeout)."""
         return {
+            "PreToolUse": (SERVE_MATCHER, self.pre_tool_use, SERVE_TIMEOUT_S),
             "PostToolUse": (TOOL_MATCHER, self.post_tool_use, HOOK_TIMEOUT_S),
             "PostToolUseFailure": (TOOL_MATCHER, self.post_tool_use, HOOK_TIMEOUT_S),
             "SessionStart": (SESSION_MATCHER, self.session_start, SESSION_START_TIMEOUT_S),

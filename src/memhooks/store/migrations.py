@@ -196,3 +196,30 @@ def m004_tier1_loose_key(conn):
     conn.executemany("UPDATE tier1 SET loose_key = ? WHERE rowid = ?",
                      [(loose_key(name), rowid) for rowid, name in rows])
     conn.execute("CREATE INDEX tier1_loose_key ON tier1(loose_key)")
+
+
+@migration
+def m005_serving(conn):
+    """Serving repeated tool calls from the store: an index to find a page by its URL,
+    and a log of served calls (stats, and letting an identical repeat through)."""
+    _run(
+        conn,
+        "CREATE INDEX IF NOT EXISTS documents_url ON documents(url)",
+        """CREATE TABLE IF NOT EXISTS serve_log (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            day TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('served', 'insisted')),
+            project TEXT,
+            session_id TEXT,
+            tool TEXT NOT NULL,
+            tool_name TEXT,
+            library_id TEXT,
+            call_key TEXT NOT NULL,
+            document_ids TEXT,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            tokens_saved INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX IF NOT EXISTS serve_log_call ON serve_log(call_key, at)",
+        "CREATE INDEX IF NOT EXISTS serve_log_day ON serve_log(day)",
+    )

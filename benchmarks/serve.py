@@ -1,0 +1,248 @@
+"""Serve benchmark: the PreToolUse decision over 1k, 10k and 50k documents, and the hook process.
+
+    python benchmarks/serve.py [--sizes 1000,10000,50000] [--rounds 25] [--rebuild]
+
+Stores (cached at /tmp/memhooks-bench/serve-<docs>.db) hold generated documents
+(a quarter of their words taken from the relevance set's queries, so the words a
+query looks for are common) in the shapes the capture path writes: 70 % Context7 query-docs answers (3–8
+snippets each, with tier2 rows) over docs/25 libraries, one "hot" library with
+250 documents (more than the decision looks at), 15 % WebFetch results and
+15 % EXA page fetches; plus the labelled relevance set's 32 libraries
+(tests/fixtures/serve/relevance.json).
+
+1. Decision time in process (`serve.decide`, what the hook runs after reading
+   stdin): p50/p95 over hits and misses (relevance-set queries, the hot library,
+   WebFetch/EXA URLs captured and not).
+2. The whole hook process (`python -I -S _entry.py pre-tool-use` with a payload on
+   stdin) on a query-docs hit and miss (a library with one document, and the hot
+   library), on the largest store, as ratios of medians to
+   `python -c pass` and `python -I -S -c pass`, the three run alternately.
+
+Prints figures only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "src"))
+
+from memhooks.recall import serve
+from memhooks.store.connect import connect, transaction
+from memhooks.store.projections import upsert_document, upsert_tier2
+
+ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")
+RELEVANCE = os.path.join(ROOT, "tests", "fixtures", "serve", "relevance.json")
+HOT = "/facebook/react"
+HOT_DOCS = 250
+PROMPT = "Summarise the installation steps"
+
+
+def vocab(rng: random.Random, n: int = 6000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 10))) for _ in range(n)]
+
+
+def english() -> list[str]:
+    """Every word of the relevance set's queries: sprinkled into the generated documents so
+    the words a served query looks for have long FTS doclists (the slow case)."""
+    with open(RELEVANCE, encoding="utf-8") as f:
+        rel = json.load(f)
+    return sorted({w.lower() for lib in rel["libraries"] for q in lib["queries"]
+                   for w in q["query"].replace("?", " ").split() if w.isalpha()})
+
+
+ENGLISH: list[str] = []
+
+
+def text(rng: random.Random, words: list[str], n: int) -> str:
+    # Zipf-like over generated words (low indexes are common), a quarter English words
+    if not ENGLISH:
+        ENGLISH.extend(english())
+    return " ".join(rng.choice(ENGLISH) if rng.random() < 0.25 else
+                    words[min(len(words) - 1, int(rng.paretovariate(1.1)) - 1)] for _ in range(n))
+
+
+def context7_doc(rng, words) -> str:
+    parts = []
+    for _ in range(rng.randint(3, 8)):
+        parts.append(f"### {text(rng, words, 4).title()}\n\nSource: https://docs.invalid/{rng.randrange(10**6)}"
+                     f"\n\n{text(rng, words, rng.randint(25, 70))}\n\n```js\n{text(rng, words, 20)}\n```")
+    return "\n\n--------------------------------\n\n".join(parts)
+
+
+def build(path: str, docs: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    words = vocab(rng)
+    conn = connect(path)
+    now = time.time()
+    libs = [f"/org{i}/lib{i}" for i in range(max(1, docs // 25))]
+    n_c7, n_web = int(docs * 0.70), int(docs * 0.15)
+    done = 0
+    while done < docs:
+        with transaction(conn):
+            for _ in range(min(500, docs - done)):
+                i = done
+                done += 1
+                if i < n_c7:
+                    lid = HOT if i % max(1, n_c7 // HOT_DOCS) == 0 else rng.choice(libs)
+                    topic = text(rng, words, 3)
+                    did, _ = upsert_document(conn, project="/p", source=lid, source_tool="context7",
+                                             content=context7_doc(rng, words), library_id=lid, topic=topic,
+                                             tool="query-docs", now=now - rng.random() * 3600)
+                    upsert_tier2(conn, library_id=lid, topic=topic, document_id=did, origin="capture",
+                                 ttl_s=4 * 3600, now=now - rng.random() * 3600)
+                elif i < n_c7 + n_web:
+                    url = f"https://site{i % 500}.invalid/page/{i}"
+                    upsert_document(conn, project="/p", source=url, source_tool="webfetch",
+                                    content=text(rng, words, rng.randint(40, 200)), url=url,
+                                    type="web-page", metadata={"prompt": PROMPT, "bytes": 20000},
+                                    tool="WebFetch", now=now - rng.random() * 3600)
+                else:
+                    url = f"https://exa{i % 500}.invalid/doc/{i}"
+                    upsert_document(conn, project="/p", source=url, source_tool="exa",
+                                    content=text(rng, words, rng.randint(200, 900)), url=url,
+                                    title=text(rng, words, 4), type="web-page", tool="web_fetch_exa",
+                                    now=now - rng.random() * 3600)
+    with open(RELEVANCE, encoding="utf-8") as f:
+        rel = json.load(f)
+    with transaction(conn):
+        for lib in rel["libraries"]:
+            did, _ = upsert_document(conn, project="/p", source=lib["library_id"], source_tool="context7",
+                                     content=lib["content"], library_id=lib["library_id"],
+                                     topic=lib["topic"], tool="query-docs", now=now)
+            upsert_tier2(conn, library_id=lib["library_id"], topic=lib["topic"], document_id=did,
+                         origin="capture", ttl_s=4 * 3600, now=now)
+    conn.execute("PRAGMA optimize")
+    conn.close()
+
+
+def calls(docs: int) -> tuple[list, list]:
+    """(hits, misses) as (tool_name, tool_input) pairs."""
+    with open(RELEVANCE, encoding="utf-8") as f:
+        rel = json.load(f)
+    c7 = "mcp__context7__query-docs"
+    hits, misses = [], []
+    for lib in rel["libraries"]:
+        for q in lib["queries"]:
+            (hits if q["serve"] else misses).append((c7, {"libraryId": lib["library_id"], "query": q["query"]}))
+    n_c7, n_web = int(docs * 0.70), int(docs * 0.15)
+    for i in range(40):
+        misses.append((c7, {"libraryId": HOT, "query": f"server component streaming part {i}"}))
+        misses.append((c7, {"libraryId": f"/org{i}/lib{i}", "query": "configure the retry policy"}))
+        j = n_c7 + (i * 37) % max(1, n_web)
+        hits.append(("WebFetch", {"url": f"https://site{j % 500}.invalid/page/{j}", "prompt": PROMPT}))
+        misses.append(("WebFetch", {"url": f"https://site{j % 500}.invalid/page/{j}", "prompt": "other"}))
+        k = n_c7 + n_web + (i * 41) % max(1, docs - n_c7 - n_web)
+        hits.append(("mcp__exa__web_fetch_exa", {"urls": [f"https://exa{k % 500}.invalid/doc/{k}"]}))
+        misses.append(("mcp__exa__crawling_exa", {"url": f"https://exa{k % 500}.invalid/doc/none{i}"}))
+    return hits, misses
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+def decision_times(path: str, docs: int) -> dict:
+    import sqlite3
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    hits, misses = calls(docs)
+    out = {}
+    for label, batch in (("hit", hits), ("miss", misses)):
+        times, served = [], 0
+        for _ in range(2):
+            for tool, args in batch:
+                t0 = time.perf_counter()
+                got = serve.decide(conn, tool, args, "/p")
+                times.append((time.perf_counter() - t0) * 1000)
+                served += got is not None
+        out[label] = {"n": len(times), "served": served, "p50_ms": round(pct(times, 50), 2),
+                      "p95_ms": round(pct(times, 95), 2), "max_ms": round(max(times), 2)}
+    conn.close()
+    return out
+
+
+def run_once(argv, stdin=None, env=None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                   check=False)
+    return (time.perf_counter() - t0) * 1000
+
+
+def process_times(path: str, docs: int, rounds: int) -> dict:
+    env = dict(os.environ, MEMHOOKS_DB=path)
+    hits, misses = calls(docs)
+    py = sys.executable
+    bases = {"python -c pass": [py, "-c", "pass"], "python -I -S -c pass": [py, "-I", "-S", "-c", "pass"]}
+    hook = [py, "-I", "-S", ENTRY, "pre-tool-use"]
+    # a query-docs call this store really serves, and one it really does not (generated
+    # documents can happen to contain every word of a "miss")
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+
+    def pick(pool, served: bool, hot: bool):
+        return next(c for c in pool if c[0].endswith("query-docs") and (c[1]["libraryId"] == HOT) == hot
+                    and (serve.decide(conn, *c, "/p") is not None) == served)
+
+    chosen = {"hit": pick(hits, True, False), "miss": pick(misses, False, False),
+              f"hit, library with {HOT_DOCS} docs": pick(hits, True, True),
+              f"miss, library with {HOT_DOCS} docs": pick(misses, False, True)}
+    conn.close()
+    out = {}
+    for label, (tool, args) in chosen.items():
+        times = {k: [] for k in (*bases, "hook")}
+        for r in range(rounds + 3):
+            payload = json.dumps({"session_id": f"bench-{label}-{r}", "cwd": "/p", "tool_name": tool,
+                                  "tool_input": args, "hook_event_name": "PreToolUse"}).encode()
+            row = {k: run_once(v) for k, v in bases.items()}
+            row["hook"] = run_once(hook, payload, env)
+            if r >= 3:  # warm-up rounds dropped
+                for k, v in row.items():
+                    times[k].append(v)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        out[label] = {"hook_ms": round(med["hook"], 2),
+                      **{f"{k} ms": round(med[k], 2) for k in bases},
+                      **{f"ratio to {k}": round(med["hook"] / med[k], 2) for k in bases},
+                      "call": args, "rounds": rounds}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000,50000")
+    ap.add_argument("--rounds", type=int, default=25)
+    ap.add_argument("--rebuild", action="store_true")
+    args = ap.parse_args()
+    os.makedirs("/tmp/memhooks-bench", exist_ok=True)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    report = {}
+    for docs in sizes:
+        path = f"/tmp/memhooks-bench/serve-{docs}.db"
+        if args.rebuild or not os.path.exists(path):
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(path + suffix):
+                    os.remove(path + suffix)
+            t0 = time.perf_counter()
+            build(path, docs)
+            print(f"built {path} ({docs} docs) in {time.perf_counter() - t0:.0f} s", flush=True)
+        report[f"decision {docs}"] = decision_times(path, docs)
+        print(f"decision @ {docs} docs: {json.dumps(report[f'decision {docs}'])}", flush=True)
+    big = max(sizes)
+    report["process"] = process_times(f"/tmp/memhooks-bench/serve-{big}.db", big, args.rounds)
+    for label, r in report["process"].items():
+        print(f"hook process @ {big} docs, {label}: {json.dumps(r)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,453 @@
+"""PreToolUse: answer a repeated docs or page fetch from the store (standard library only).
+
+`decide()` looks at one tool call and returns the text to serve, or None:
+
+* Context7 `resolve-library-id`: a fresh tier1 answer for the name (not a
+  "first result" guess): ID, title, versions, the installed version when known.
+* Context7 `query-docs` / `get-library-docs`: captured docs of exactly that
+  library ID (a versioned ID only by that version's docs; an unversioned ID by
+  versioned docs only for the version the lockfile pins), fresh under the tier2
+  TTL (pinned docs: `MEMHOOKS_SERVE_PINNED_TTL_S`). The library's documents are
+  ranked with FTS5 BM25, cut into snippets, and served only when a few snippets
+  together contain every content word of the new query.
+* `WebFetch`: the same normalised URL and the same prompt, within the TTL.
+* EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
+
+`pre_tool_use()` is the hook: it prints one PreToolUse JSON object that denies
+the call with the served text as the reason (the CLI gives that text to the
+model as the tool's result), or nothing, which lets the call run. An identical
+call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import sys
+import time
+
+MAX_STDIN = 1024 * 1024
+MAX_CANDIDATE_DOCS = 200   # newest library documents considered
+TOP_DOCS = 4               # read after BM25 ranking
+MAX_URLS = 10
+_ID_RE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9][A-Za-z0-9._-]{0,149}"
+                    r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
+_TOOL_RE = re.compile(r"mcp__(?:plugin_[A-Za-z0-9_-]{1,100}_)?(context7|exa)__([A-Za-z0-9_-]{1,64})",
+                      re.IGNORECASE)
+CONTEXT7_DOCS = ("query-docs", "get-library-docs")
+EXA_FETCH = ("web_fetch_exa", "crawling_exa")
+SNIPPET_JOIN = "\n\n--------------------------------\n\n"
+
+
+def _num(name: str, default: float) -> float:
+    try:
+        v = float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return v if v >= 0 else default
+
+
+def _off(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
+
+
+class Served:
+    def __init__(self, kind: str, text: str, doc_ids=(), library_id=None, live_bytes=0):
+        self.kind, self.text, self.doc_ids = kind, text, list(doc_ids)
+        self.library_id, self.live_bytes = library_id, live_bytes
+
+
+# ----------------------------------------------------------------------------- tools
+
+def classify(tool_name) -> str | None:
+    """'context7-resolve', 'context7-docs', 'webfetch', 'exa-fetch', or None (not served)."""
+    if tool_name == "WebFetch":
+        return None if _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
+    if not isinstance(tool_name, str) or len(tool_name) > 200:
+        return None
+    m = _TOOL_RE.fullmatch(tool_name)
+    if not m:
+        return None
+    server, tool = m.group(1).lower(), m.group(2)
+    if server == "context7" and not _off("MEMHOOKS_SERVE_CONTEXT7"):
+        if tool == "resolve-library-id":
+            return "context7-resolve"
+        if tool in CONTEXT7_DOCS:
+            return "context7-docs"
+    if server == "exa" and tool in EXA_FETCH and not _off("MEMHOOKS_SERVE_EXA"):
+        return "exa-fetch"
+    return None
+
+
+def _s(value, limit: int = 2000) -> str:
+    return value.strip() if isinstance(value, str) and len(value) <= limit else ""
+
+
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+
+
+def _q(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
+
+
+def _head(what: str, when: str, asked: str) -> str:
+    return (f"[memhooks cache] Answered from the local memhooks cache, not by the live tool (this is "
+            f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
+
+
+def _wrap(head: str, body: str, max_chars: int) -> str:
+    from memhooks.recall.search import REFERENCE_NOTE, fence
+
+    if len(body) > max_chars:
+        body = body[:max_chars].rstrip() + "\n[memhooks: cut here; repeat the call for the full text]"
+    return f"{head}\n{REFERENCE_NOTE}\n{fence(body)}"
+
+
+# ----------------------------------------------------------------------------- library IDs
+
+def split_id(library_id: str) -> tuple[str, str | None] | None:
+    """`/org/repo[/v|@v]` -> (lower-case base, version without a leading v) or None."""
+    lid = library_id if library_id.startswith("/") else "/" + library_id
+    if not _ID_RE.fullmatch(lid):
+        return None
+    lid = lid.rstrip("/")
+    ver = None
+    if "@" in lid:
+        lid, ver = lid.split("@", 1)
+    else:
+        parts = lid.strip("/").split("/")
+        if len(parts) == 3:
+            lid, ver = "/" + "/".join(parts[:2]), parts[2]
+    return lid.lower(), (ver.lstrip("vV").lower() or None) if ver else None
+
+
+def _keys(base: str, ver: str | None) -> list[str]:
+    if ver is None:
+        return [base]
+    return [f"{base}{sep}{p}{ver}" for sep in ("/", "@") for p in ("", "v")]
+
+
+def pinned_version(conn, project: str, base: str) -> str | None:
+    """The version the project's lockfile pins for this library (from warm tier1 entries)."""
+    for lid, version in conn.execute(
+        "SELECT library_id, version FROM tier1 WHERE project = ? AND version IS NOT NULL"
+        " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)", (project, base, base + "/")
+    ):
+        if isinstance(version, str) and version.strip():
+            return version.strip().lstrip("vV").lower()
+    return None
+
+
+# ----------------------------------------------------------------------------- answers
+
+def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served | None:
+    from memhooks.recall.lc_cache import find_tier1
+
+    name = _s(tool_input.get("libraryName"), 200)
+    if not name:
+        return None
+    hit = find_tier1(conn, name, project, now)
+    if not hit or hit.get("matched") in ("first", "none", "error") or not hit.get("library_id"):
+        return None
+    lid = hit["library_id"]
+    row = conn.execute("SELECT title, description, code_snippets, reputation, benchmark_score,"
+                       " versions, last_seen FROM libraries WHERE library_id = ?", (lid,)).fetchone()
+    lines = [f"- Title: {row[0] if row and row[0] else name}", f"- Context7-compatible library ID: {lid}"]
+    if row:
+        if row[1]:
+            lines.append(f"- Description: {' '.join(str(row[1]).split())[:500]}")
+        if row[2]:
+            lines.append(f"- Code Snippets: {row[2]}")
+        if row[3]:
+            lines.append(f"- Source Reputation: {row[3]}")
+        try:
+            versions = [v for v in json.loads(row[5] or "[]") if isinstance(v, str)]
+        except ValueError:
+            versions = []
+        if versions:
+            lines.append(f"- Versions: {', '.join(versions[:30])}")
+    if hit.get("version"):
+        pin = f" (versioned ID {hit['versioned_id']})" if hit.get("versioned_id") else ""
+        lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
+    body = "Available Libraries:\n\n" + "\n".join(lines)
+    at = conn.execute("SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
+                      (lid, now)).fetchone()[0] or (row[6] if row else None) or now
+    source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
+              "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
+              "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
+    head = _head(f"Context7 library ID for {_q(name, 80)}", _when(at), f"from {source}")
+    return Served("context7-resolve", _wrap(head, body, 4000), library_id=lid)
+
+
+def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
+                max_chars: int) -> Served | None:
+    from memhooks.recall import coverage as cv
+    from memhooks.recall.search import fts_term
+
+    id_keys = (("context7CompatibleLibraryID", "libraryId") if tool == "get-library-docs" else
+               ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName"))
+    lid = next((v for v in (_s(tool_input.get(k), 300) for k in id_keys) if v), "")
+    query = _s(tool_input.get("query")) or _s(tool_input.get("topic"))
+    parsed = split_id(lid)
+    if not parsed or not query:
+        return None
+    base, ver = parsed
+    ttl, pinned_ttl = _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0), _num("MEMHOOKS_SERVE_PINNED_TTL_S", 30 * 86400.0)
+    since = {k: now - pinned_ttl for k in _keys(base, ver)} if ver else {base: now - ttl}
+    if ver is None:
+        pin = pinned_version(conn, project, base)
+        if pin:
+            since.update({k: now - pinned_ttl for k in _keys(base, pin)})
+    marks = ",".join("?" * len(since))
+    rows = conn.execute(
+        f"SELECT document_id, topic, fetched_at, library_key FROM tier2 WHERE library_key IN ({marks})"
+        " ORDER BY fetched_at DESC LIMIT ?", (*since, MAX_CANDIDATE_DOCS)).fetchall()
+    cands = {d: (t, f) for d, t, f, k in rows if f >= since[k]}
+    ignore = set(cv.words(base))
+    q = cv.query_stems(query, ignore)
+    if len(q) == 1:
+        # One word ("hooks") asks for an overview: only docs fetched for that word will do.
+        cands = {d: v for d, v in cands.items() if cv.covers(q[0], cv.stems(v[0] or ""))}
+    if not cands or not q:
+        return None
+    terms = [w for w in dict.fromkeys(cv.words(query))
+             if w not in ignore and w not in cv.STOP_WORDS and len(w) >= 2][:16]
+    match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
+    ids = list(cands)
+    if len(ids) <= TOP_DOCS:
+        ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
+    else:
+        # `+rowid`: filter the one MATCH scan by the candidates; a plain `rowid IN` makes
+        # SQLite re-run the MATCH once per candidate (milliseconds for a popular library).
+        ranked = [r[0] for r in conn.execute(
+            f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({','.join('?' * len(ids))})"
+            " ORDER BY bm25(documents_fts, 10.0, 1.0) LIMIT ?", (match, *ids, TOP_DOCS))]
+    if not ranked:
+        return None
+    docs = {r[0]: r[1:] for r in conn.execute(
+        f"SELECT id, content, bytes FROM documents WHERE id IN ({','.join('?' * len(ranked))})",
+        ranked)}
+    pieces = [((d, i), text) for d in ranked if d in docs
+              for i, text in enumerate(cv.snippets(docs[d][0] or ""))]
+    chosen = cv.choose(q, pieces)
+    if not chosen:
+        return None
+    used = list(dict.fromkeys(k[0] for k, _ in chosen))
+    body = SNIPPET_JOIN.join(text for _, text in chosen)
+    topics = ", ".join(_q(cands[d][0] or "", 80) for d in used)
+    times = sorted(cands[d][1] for d in used)
+    when = _when(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
+        f"{_when(times[0])} to {_when(times[-1])}"
+    head = _head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
+                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}")
+    live = max(docs[d][1] or 0 for d in used)
+    return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
+
+
+def norm_url(url: str) -> str | None:
+    """Scheme and host lower-cased, http upgraded to https (as WebFetch does), default
+    port and fragment dropped, an empty path made `/`. Query strings are kept as written."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        p = urlsplit(url.strip())
+        host, port = (p.hostname or "").lower(), p.port
+    except ValueError:
+        return None
+    if p.scheme.lower() not in ("http", "https") or not host or p.username or p.password:
+        return None
+    netloc = f"[{host}]" if ":" in host else host
+    if port and port not in (80, 443):
+        netloc += f":{port}"
+    return urlunsplit(("https", netloc, p.path or "/", p.query, ""))
+
+
+def _url_variants(url: str, norm: str) -> list[str]:
+    out = [url, url.strip(), norm, "http" + norm[5:]]
+    if norm.endswith("/") and norm.count("/") == 3:
+        out += [norm[:-1], "http" + norm[5:-1]]
+    return list(dict.fromkeys(out))
+
+
+def _pages(conn, url: str, tool_filter: str, args: tuple, since: float):
+    """Fresh documents captured for this URL. `tool_filter` uses `+column` terms so that
+    SQLite looks the URL up in its index instead of walking every page of one tool."""
+    norm = norm_url(url)
+    if norm is None:
+        return None, []
+    variants = _url_variants(url, norm)
+    rows = conn.execute(
+        "SELECT d.id, d.content, d.metadata, d.url, d.title, d.bytes, coalesce((SELECT max(c.captured_at)"
+        " FROM captures c WHERE c.document_id = d.id), d.created_at_epoch) AS at FROM documents d"
+        f" WHERE d.url IN ({','.join('?' * len(variants))}) AND {tool_filter} ORDER BY at DESC",
+        (*variants, *args)).fetchall()
+    return norm, [r for r in rows if norm_url(r[3] or "") == norm and (r[6] or 0) >= since]
+
+
+def _meta(raw) -> dict:
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
+    url, prompt = _s(tool_input.get("url")), _s(tool_input.get("prompt"), 20000)
+    if not url or not prompt:
+        return None
+    since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
+    _, rows = _pages(conn, url, "+d.source_tool = 'webfetch'", (), since)
+    want = " ".join(prompt.split())
+    for doc_id, content, meta, _u, _t, size, at in rows:
+        m = _meta(meta)
+        if " ".join(str(m.get("prompt") or "").split()) != want:
+            continue
+        head = _head(f"WebFetch of {_q(url, 200)}", _when(at), f"for the prompt {_q(prompt)}")
+        page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
+        return Served("webfetch", _wrap(head, content or "", max_chars), [doc_id], None,
+                      (size or 0) + max(0, page))
+    return None
+
+
+def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
+    urls = tool_input.get("urls")
+    if urls is None and _s(tool_input.get("url")):
+        urls = [_s(tool_input.get("url"))]
+    if not isinstance(urls, list) or not urls or len(urls) > MAX_URLS:
+        return None
+    since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
+    parts, ids, times, live = [], [], [], 0
+    for url in urls:
+        url = _s(url)
+        if not url:
+            return None
+        _, rows = _pages(conn, url, "+d.source_tool = 'exa' AND +d.tool IN (?, ?)", EXA_FETCH, since)
+        if not rows:
+            return None
+        doc_id, content, _m, stored_url, title, size, at = rows[0]
+        parts.append(f"# {' '.join(str(title or stored_url).split())}\nURL: {stored_url}\n\n{content or ''}")
+        ids.append(doc_id)
+        times.append(at)
+        live += size or 0
+    head = _head(f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}", _when(min(times)),
+                 f"for {_q(', '.join(_s(u) for u in urls), 300)}")
+    return Served("exa-fetch", _wrap(head, "\n\n---\n\n".join(parts), max_chars), ids, None, live)
+
+
+def decide(conn, tool_name, tool_input, project: str, now: float | None = None) -> Served | None:
+    """The served answer for one tool call, or None (the call goes to the live tool)."""
+    now = time.time() if now is None else now
+    kind = classify(tool_name)
+    if kind is None or not isinstance(tool_input, dict):
+        return None
+    max_chars = int(_num("MEMHOOKS_SERVE_MAX_CHARS", 12000))
+    if kind == "context7-resolve":
+        return answer_resolve(conn, tool_input, project, now)
+    if kind == "context7-docs":
+        return answer_docs(conn, tool_name.rsplit("__", 1)[-1], tool_input, project, now, max_chars)
+    if kind == "webfetch":
+        return answer_webfetch(conn, tool_input, now, max_chars)
+    return answer_exa_fetch(conn, tool_input, now, max_chars)
+
+
+# ----------------------------------------------------------------------------- the hook
+
+def call_key(tool_name: str, tool_input, session_id) -> str:
+    try:  # the built-in SHA-256 module: hashlib would load OpenSSL (~3 ms per hook run)
+        from _sha256 import sha256
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    blob = json.dumps([session_id or "", tool_name, tool_input], sort_keys=True, ensure_ascii=False)
+    return sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _open(db: str, deadline: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(db, timeout=max(0.0, min(1.0, deadline - time.monotonic())),
+                           isolation_level=None)
+    # Abort any statement past the budget: the hook must never outlast its timeout.
+    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
+    return conn
+
+
+def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | None:
+    """The hook's stdout object for one PreToolUse payload, or None. Records what it serves."""
+    from memhooks.config import project_dir
+
+    now = time.time() if now is None else now
+    tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if classify(tool_name) is None or not os.path.isfile(db):
+        return None
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    key = call_key(tool_name, tool_input, session)
+    deadline = time.monotonic() + _num("MEMHOOKS_SERVE_BUDGET_MS", 1500) / 1000
+    conn = _open(db, deadline)
+    try:
+        from memhooks.store import serve_log
+
+        kind = classify(tool_name)
+        if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
+            from memhooks.store.connect import transaction
+
+            with transaction(conn):
+                serve_log.record(conn, outcome="insisted", call_key=key, tool=kind,
+                                 tool_name=tool_name, project=project, session_id=session, now=now)
+            return None
+        served = decide(conn, tool_name, tool_input, project, now)
+        if served is None or time.monotonic() > deadline:
+            return None  # over budget: let the call run rather than be late
+        from memhooks.store.connect import transaction
+        from memhooks.store.projections import touch_documents
+
+        with transaction(conn):
+            touch_documents(conn, served.doc_ids, now)
+            serve_log.record(conn, outcome="served", call_key=key, tool=served.kind,
+                             tool_name=tool_name, project=project, session_id=session,
+                             library_id=served.library_id, document_ids=served.doc_ids,
+                             served_bytes=len(served.text.encode("utf-8", "replace")),
+                             live_bytes=served.live_bytes, now=now)
+    finally:
+        conn.close()  # (no contextlib: one import less on every tool call)
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": served.text}}
+
+
+def pre_tool_use() -> int:
+    """The PreToolUse hook: one JSON object on stdout, or nothing. Exit 0 always."""
+    out = None
+    try:
+        if _off("MEMHOOKS_SERVE"):
+            return 0
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:
+            while sys.stdin.buffer.read(1 << 16):
+                pass
+            return 0
+        payload = json.loads(raw.decode("utf-8", "replace"))
+        if isinstance(payload, dict):
+            from memhooks.config import db_path
+
+            result = serve_payload(payload, db_path())
+            out = json.dumps(result, ensure_ascii=False) if result else None
+    except BaseException:  # noqa: BLE001 - a hook never breaks the session
+        try:
+            from memhooks.log import log_exception
+
+            log_exception("pre-tool-use")
+        except BaseException:  # noqa: BLE001, S110 - nothing left to report to
+            pass
+    if out:
+        try:
+            sys.stdout.buffer.write(out.encode("utf-8", "replace"))  # whatever the locale
+            sys.stdout.buffer.flush()
+        except BaseException:  # noqa: BLE001, S110 - stdout closed: the call simply runs
+            pass
+    return 0
