@@ -28,6 +28,7 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     monkeypatch.setenv("MEMHOOKS_OFFLINE", "1")
     monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the fallback spool
     monkeypatch.delenv("CONTEXT7_API_URL", raising=False)
     monkeypatch.delenv("CONTEXT7_API_KEY", raising=False)
     return db
@@ -50,9 +51,19 @@ def load_payload(name: str) -> dict:
     return json.loads((PAYLOADS / f"{name}.json").read_text())
 
 
+def journal_file(db) -> Path:
+    """The raw journal beside the store (table `events`)."""
+    db = Path(db)
+    return db.parent / "journal.db" if db.name == "memhooks.db" else db.with_name(
+        db.name.removesuffix(".db") + ".journal.db")
+
+
 def db_rows(db, sql: str, params=()) -> list[tuple]:
+    """Rows of a query on the store, with the journal attached (so `events` resolves)."""
     conn = sqlite3.connect(str(db))
     try:
+        if journal_file(db).exists():
+            conn.execute("ATTACH DATABASE ? AS journal", (str(journal_file(db)),))
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from conftest import (
+from conftest import (  # noqa: I001
+    journal_file,
     BIN,
     HOOKS,
     ROOT,
@@ -205,23 +206,38 @@ def test_document_over_the_cap_is_truncated_with_a_marker(store, monkeypatch):
 
 def test_store_files_are_private(store):
     assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
+    assert stat.S_IMODE(os.stat(journal_file(store)).st_mode) == 0o600
+    wait_idle(store)
+    ingest(store)
     assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(store.parent).st_mode) == 0o700
     mode = db_rows(store, "PRAGMA journal_mode")[0][0]
     assert mode == "wal"
 
 
-def test_corrupt_store_spools_and_loses_nothing(store):
+def test_garbage_store_is_moved_aside_and_rebuilt(store):
+    """A garbage header on the projections file: the hook journals as usual (the journal
+    is its own file); the next ingest moves the store aside and rebuilds it."""
     store.parent.mkdir(parents=True, exist_ok=True)
     store.write_bytes(b"this is not a sqlite database" * 100)
-    r = run_hook("post-tool-use", load_payload("c7_query_docs"))
+    env = dict(os.environ, MEMHOOKS_NO_SPAWN="1")
+    r = run_hook("post-tool-use", load_payload("c7_query_docs"), env=env)
     assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
-    spooled = list((store.parent / "spool").glob("*.json"))
-    assert len(spooled) == 1
-    log = (store.parent / "memhooks.log").read_text()
-    assert "journal failed" in log and "Traceback" in log  # tracebacks go to the log only
-    # once the store is repaired, the next ingest journals the spooled event
-    store.unlink()
+    assert db_rows(journal_file(store), "SELECT count(*) FROM events")[0][0] == 1
+    ingest(store)
+    assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 1
+    aside = list(store.parent.glob("memhooks.db.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not")
+
+
+def test_corrupt_journal_spools_nothing_and_loses_nothing(store):
+    """A garbage journal is moved aside by the hook itself; capture goes on in a fresh one."""
+    store.parent.mkdir(parents=True, exist_ok=True)
+    journal_file(store).write_bytes(b"this is not a sqlite database" * 100)
+    env = dict(os.environ, MEMHOOKS_NO_SPAWN="1")
+    r = run_hook("post-tool-use", load_payload("c7_query_docs"), env=env)
+    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+    assert list(store.parent.glob("journal.db.corrupt-*"))
     ingest(store)
     assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 1
     assert not list((store.parent / "spool").glob("*.json"))
@@ -230,7 +246,7 @@ def test_corrupt_store_spools_and_loses_nothing(store):
 def test_locked_store_spools_after_the_busy_timeout(store):
     assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
     wait_idle(store)
-    holder = sqlite3.connect(str(store), isolation_level=None)
+    holder = sqlite3.connect(str(journal_file(store)), isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
         r = run_hook("post-tool-use", load_payload("exa_web_search"), timeout=30)
@@ -373,7 +389,8 @@ def test_read_only_store_spools_and_loses_nothing(store):
     import shutil
 
     capture(store, "c7_query_docs")
-    if shutil.which("chattr") is None or run(["chattr", "+i", store]).returncode != 0:
+    journal = journal_file(store)
+    if shutil.which("chattr") is None or run(["chattr", "+i", journal]).returncode != 0:
         pytest.skip("chattr +i is not available here")
     try:
         r = run_hook("post-tool-use", load_payload("exa_web_search"))
@@ -382,7 +399,7 @@ def test_read_only_store_spools_and_loses_nothing(store):
         assert r.returncode == 0 and r.stderr == b""
         assert r.stdout.strip() == b"" or json.loads(r.stdout)
     finally:
-        run(["chattr", "-i", store])
+        run(["chattr", "-i", journal])
     assert len(list((store.parent / "spool").glob("*.json"))) >= 1
     ingest(store)
     assert db_rows(store, "SELECT count(*) FROM documents WHERE source_tool = 'exa'")[0][0] >= 1

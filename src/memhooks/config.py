@@ -34,15 +34,90 @@ def user_data_dir() -> str:
     return os.path.join(base, APP)
 
 
+def _configured(name: str) -> str | None:
+    """An absolute path from the environment variable `name` (`~` expanded), or None.
+    A relative path would put the store wherever the hook runs (inside a project, where
+    it can be committed): it is refused with a log line."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    path = os.path.expanduser(raw)
+    if not os.path.isabs(path):
+        _refused(name, raw)
+        return None
+    return os.path.normpath(path)
+
+
+_REFUSED: set = set()
+
+
+def _refused(name: str, raw: str) -> None:
+    if name in _REFUSED:
+        return
+    _REFUSED.add(name)  # also guards the log, which asks for db_path() itself
+    from memhooks.log import log_error
+
+    log_error(f"{name}={raw!r} is not an absolute path: ignored, using the default location")
+
+
 def db_path() -> str:
-    """`MEMHOOKS_DB`, else `$CLAUDE_PLUGIN_DATA/memhooks.db`, else the user data dir."""
-    explicit = os.environ.get("MEMHOOKS_DB", "").strip()
+    """`MEMHOOKS_DB`, else `$CLAUDE_PLUGIN_DATA/memhooks.db`, else the user data dir.
+    `~` is expanded; a relative path is refused (logged) and the next choice used."""
+    explicit = _configured("MEMHOOKS_DB")
     if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    plugin_data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+        return explicit
+    plugin_data = _configured("CLAUDE_PLUGIN_DATA")
     if plugin_data:
-        return os.path.join(os.path.abspath(plugin_data), DB_NAME)
+        return os.path.join(plugin_data, DB_NAME)
     return os.path.join(user_data_dir(), DB_NAME)
+
+
+JOURNAL_NAME = "journal.db"
+
+
+def journal_path(db: str | None = None) -> str:
+    """The raw journal beside the store: `journal.db` next to `memhooks.db` (a store with
+    another name, `x.db`, has `x.journal.db`)."""
+    db = db or db_path()
+    folder, name = os.path.split(db)
+    if name == DB_NAME:
+        return os.path.join(folder, JOURNAL_NAME)
+    stem = name[:-3] if name.endswith(".db") else name
+    return os.path.join(folder, stem + ".journal.db")
+
+
+def make_private_dirs(folder: str) -> None:
+    """Create `folder` and its missing parents 0700 whatever the umask (os.makedirs gives
+    intermediate folders the umask's default)."""
+    missing = []
+    cur = os.path.abspath(folder)
+    while cur and not os.path.isdir(cur):
+        missing.append(cur)
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+            continue
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+
+
+def fallback_dirs() -> list[str]:
+    """Per-user folders for a spool and a log when the store's folder is unwritable:
+    `$XDG_STATE_HOME/memhooks` (default `~/.local/state/memhooks`), then a 0700 folder
+    under the system temp dir."""
+    state = os.path.expanduser(os.environ.get("XDG_STATE_HOME", "").strip())
+    if not state or not os.path.isabs(state):
+        state = os.path.join(os.path.expanduser("~"), ".local", "state")
+    import tempfile
+
+    uid = os.geteuid() if hasattr(os, "geteuid") else 0
+    return [os.path.join(state, APP), os.path.join(tempfile.gettempdir(), f"{APP}-{uid}")]
 
 
 def log_path(db: str | None = None) -> str:

@@ -18,27 +18,47 @@ def _path() -> str:
     return log_path()
 
 
-def log_error(message: str) -> None:
-    """Append one line; never raises."""
+def _write(path: str, data: bytes) -> None:
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        from memhooks.config import make_private_dirs
+
+        make_private_dirs(folder)
     try:
-        path = _path()
-        folder = os.path.dirname(path)
-        if folder and not os.path.isdir(folder):
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-        try:
-            if os.path.getsize(path) > MAX_LOG_BYTES:
-                os.replace(path, path + ".1")
-        except OSError:
-            pass
+        if os.path.getsize(path) > MAX_LOG_BYTES:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def log_error(message: str) -> None:
+    """Append one line beside the DB, or in a fallback folder when that folder is
+    unwritable (the same folders as the spool's); never raises."""
+    try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         line = f"{stamp} pid={os.getpid()} {message}".replace("\x00", "")
         if not line.endswith("\n"):
             line += "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        data = line.encode("utf-8", "replace")
+        path = _path()
         try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
+            _write(path, data)
+            return
+        except OSError:
+            pass
+        from memhooks.config import LOG_NAME, fallback_dirs
+
+        for folder in fallback_dirs():
+            try:
+                _write(os.path.join(folder, LOG_NAME), data)
+                return
+            except OSError:
+                continue
     except Exception:  # noqa: BLE001 - the log must never break a hook
         pass
 

@@ -14,34 +14,46 @@ ENTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
-    """Read stdin and journal it; spool it if the store is unusable. Returns (db, id)."""
+    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id).
+    A call of a tool memhooks does not capture is journaled as metadata only."""
     from memhooks.config import db_path, project_dir
-    from memhooks.capture.journal import prepare, read_capped
+    from memhooks.capture.journal import metadata_only, prepare, read_capped
 
     db = db_path()
     raw, total = read_capped(sys.stdin.buffer)
-    payload, error = prepare(raw, total)
+    state = None
+    meta = metadata_only(raw, total, hook_event_name)
+    if meta is not None:
+        from memhooks.capture.journal import METADATA_ONLY
+
+        payload, error, state = meta, METADATA_ONLY, "skipped"
+    else:
+        payload, error = prepare(raw, total)
     if not raw.strip() and error is None:
         error = "empty payload"
     project = project_dir()
     try:
         from memhooks.capture.journal import append
-        from memhooks.store.connect import connect
+        from memhooks.store.connect import connect_journal
 
-        conn = connect(db)
+        conn = connect_journal(db)
         try:
             event_id = append(conn, payload, size=total, project=project, error=error,
-                              hook_event_name=hook_event_name)
+                              hook_event_name=hook_event_name, state=state)
         finally:
             conn.close()
         return db, event_id
-    except Exception:  # noqa: BLE001 - locked/corrupt/read-only store: spool it
+    except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
         from memhooks.capture.journal import spool
         from memhooks.log import log_exception
 
         log_exception(f"{hook_event_name}: journal failed, spooling")
-        spool(db, payload, size=total, project=project, error=error,
-              hook_event_name=hook_event_name)
+        where = spool(db, payload, size=total, project=project, error=error,
+                      hook_event_name=hook_event_name, state=state)
+        if where is None:
+            from memhooks.log import log_error
+
+            log_error(f"{hook_event_name}: no spool folder is writable; event of {total} bytes lost")
         return db, None
 
 

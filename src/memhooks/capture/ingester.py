@@ -15,6 +15,26 @@ def _has_pending(db: str) -> bool:
         conn.close()
 
 
+def _ingest_once(db: str, ingest_pending, connect) -> None:
+    """One pass; when SQLite reports a damaged file, heal (move it aside, rebuild from the
+    journal) and pass again."""
+    import sqlite3
+
+    for attempt in (1, 2):
+        try:
+            conn = connect(db)
+            try:
+                ingest_pending(conn, db)
+            finally:
+                conn.close()
+            return
+        except sqlite3.DatabaseError as exc:
+            from memhooks.store import health
+
+            if attempt == 2 or not health.is_corruption(exc) or not health.heal(db, str(exc)):
+                raise
+
+
 def main(args: list[str]) -> int:
     try:
         import fcntl
@@ -35,12 +55,12 @@ def main(args: list[str]) -> int:
             from memhooks.ingest.pipeline import ingest_pending
             from memhooks.store.connect import connect
 
+            from memhooks.store import health
+
+            if health.due(db):
+                health.check_now(db)  # at most once an interval, never on a hook's path
             while True:
-                conn = connect(db)
-                try:
-                    ingest_pending(conn, db)
-                finally:
-                    conn.close()
+                _ingest_once(db, ingest_pending, connect)
                 # Release, then look again: a hook that journaled after our last
                 # pass saw the lock held and relies on this re-check.
                 fcntl.flock(fd, fcntl.LOCK_UN)

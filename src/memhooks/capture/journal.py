@@ -1,9 +1,14 @@
 """The events journal: raw hook payloads, appended first (standard library only).
 
 Nothing a hook receives is lost: a payload is redacted and journaled as raw
-text; one over the size cap becomes a stub marked failed; when the store
-cannot be written (locked past the busy timeout, read-only, corrupt) the
-payload is spooled to a file beside the DB and journaled by the next ingest.
+text; one over the size cap becomes a stub marked failed; a call of a tool
+memhooks does not capture is journaled as metadata only (tool name, size,
+hash). When the journal cannot be written (locked past the busy timeout,
+read-only folder, disk full) the payload is spooled to a file beside the DB,
+or, when that folder is unwritable too, to a per-user fallback folder
+(`$XDG_STATE_HOME/memhooks/spool`, else a 0700 folder under the system temp
+dir), and journaled by the next ingest. A spool file that cannot be journaled
+is moved to `spool/failed/`, never retried forever.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
 from memhooks.redact import redact_bytes
 
 SPOOL_DIR = "spool"
+FAILED_DIR = "failed"
+TOOL_HOOKS = ("PostToolUse", "PostToolUseFailure")
+METADATA_ONLY = "not a captured tool (metadata only)"
+_SCAN_NAME_BYTES = 512
 
 
 def read_capped(stream, cap: int = MAX_EVENT_BYTES) -> tuple[bytes, int]:
@@ -48,20 +57,95 @@ def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     return _as_text(redact_bytes(raw)), None
 
 
+def _tool_name_scan(raw: bytes):
+    """The top-level `tool_name` of a raw hook payload without parsing it: (found, name).
+
+    Captured content sits inside JSON strings, where a quote is escaped, so an unescaped
+    `"tool_name":` is a key. Exactly one such key with a plain string value is the answer;
+    anything else (none, several, escapes in the value) asks for a real parse."""
+    key = b'"tool_name"'
+    hits = []
+    start = 0
+    while len(hits) < 2:
+        i = raw.find(key, start)
+        if i < 0:
+            break
+        start = i + len(key)
+        if i > 0 and raw[i - 1:i] == b"\\":
+            continue
+        hits.append(start)
+    if len(hits) != 1:
+        return False, None
+    rest = raw[hits[0]:hits[0] + _SCAN_NAME_BYTES].lstrip(b" \t\r\n")
+    if not rest.startswith(b":"):
+        return False, None
+    rest = rest[1:].lstrip(b" \t\r\n")
+    if not rest.startswith(b'"'):
+        return True, None  # tool_name is not a string
+    end = rest.find(b'"', 1)
+    value = rest[1:end] if end > 0 else b""
+    if end < 0 or b"\\" in value:
+        return False, None
+    try:
+        return True, value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False, None
+
+
+def tool_name_of(raw: bytes) -> str | None:
+    """The payload's top-level tool_name (a bounded byte scan, a JSON parse when unsure)."""
+    found, name = _tool_name_scan(raw)
+    if found:
+        return name
+    import json
+
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    value = event.get("tool_name") if isinstance(event, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def metadata_only(raw: bytes, total: int, hook_event_name: str | None) -> str | None:
+    """For a tool call memhooks does not capture: the metadata to journal instead of its
+    content (tool name, size, hash). None when the call is captured (or is no tool call)."""
+    if hook_event_name not in TOOL_HOOKS:
+        return None
+    from memhooks.tools import is_captured
+
+    name = tool_name_of(raw)
+    if name is None or is_captured(name):
+        return None  # captured, or not attributable (invalid JSON...): the ingester fails it
+    import hashlib
+    import json
+
+    from memhooks.sqltext import storable
+
+    return json.dumps({
+        "hook_event_name": hook_event_name, "tool_name": storable(name)[:200],
+        "memhooks_metadata_only": True, "bytes": total,
+        "sha256": hashlib.sha256(raw).hexdigest(),
+    })
+
+
 def append(conn, payload: str, *, size: int, project: str | None, error: str | None = None,
-           hook_event_name: str | None = None, received_at: float | None = None) -> int:
+           hook_event_name: str | None = None, received_at: float | None = None,
+           state: str | None = None) -> int:
     """Insert one event (autocommit). A payload with an error is journaled as failed."""
+    from memhooks.sqltext import storable, storable_path
+
     cur = conn.execute(
         "INSERT INTO events (received_at, hook_event_name, project, payload, bytes, state, error)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
-            received_at if received_at is not None else time.time(),
-            hook_event_name,
-            project or None,
-            payload,
-            size,
-            "failed" if error else "pending",
-            error,
+            received_at if isinstance(received_at, (int, float)) else time.time(),
+            storable(hook_event_name) if isinstance(hook_event_name, str) else None,
+            storable_path(project) if isinstance(project, str) and project else None,
+            storable(payload),
+            size if isinstance(size, int) else len(payload),
+            state or ("failed" if error else "pending"),
+            storable(error) if isinstance(error, str) else None,
         ),
     )
     return cur.lastrowid
@@ -71,63 +155,128 @@ def spool_dir(db: str) -> str:
     return os.path.join(os.path.dirname(db), SPOOL_DIR)
 
 
-def spool(db: str, payload: str, *, size: int, project: str | None, error: str | None,
-          hook_event_name: str | None) -> str | None:
-    """Write an event that could not be journaled to a spool file. Never raises."""
+def _private_dir(path: str) -> str | None:
+    """`path` created 0700 (parents too), ours and not a symlink; else None."""
     try:
-        import json
+        from memhooks.config import make_private_dirs
 
-        folder = spool_dir(db)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        name = f"{time.time_ns():020d}-{os.getpid()}.json"
-        tmp = os.path.join(folder, "." + name)
-        record = {
-            "received_at": time.time(), "project": project, "size": size,
-            "error": error, "hook_event_name": hook_event_name, "payload": payload,
-        }
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh)
-        final = os.path.join(folder, name)
-        os.replace(tmp, final)
-        return final
-    except Exception:  # noqa: BLE001
+        make_private_dirs(path)
+        st = os.lstat(path)
+        import stat
+
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        if st.st_mode & 0o077:
+            os.chmod(path, 0o700)
+        return path if os.access(path, os.W_OK | os.X_OK) else None
+    except OSError:
         return None
 
 
-def drain_spool(conn, db: str) -> int:
-    """Journal spooled events (oldest first) and delete their files."""
-    folder = spool_dir(db)
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
-    except OSError:
-        return 0
+def _spool_dirs(db: str) -> list[str]:
+    from memhooks.config import fallback_dirs
+
+    return [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]
+
+
+def spool(db: str, payload: str, *, size: int, project: str | None, error: str | None,
+          hook_event_name: str | None, state: str | None = None) -> str | None:
+    """Write an event that could not be journaled to a spool file: beside the DB, else in
+    a fallback folder. Never raises; None when no folder took it."""
     import json
 
-    moved = 0
-    for name in names:
-        path = os.path.join(folder, name)
+    record = {
+        "received_at": time.time(), "db": db, "project": project, "size": size,
+        "error": error, "hook_event_name": hook_event_name, "payload": payload, "state": state,
+    }
+    try:
+        data = json.dumps(record)  # ensure_ascii: surrogates survive as escapes
+    except (TypeError, ValueError):
+        return None
+    name = f"{time.time_ns():020d}-{os.getpid()}.json"
+    for folder in _spool_dirs(db):
+        if _private_dir(folder) is None:
+            continue
+        tmp = os.path.join(folder, "." + name)
         try:
-            with open(path, encoding="utf-8") as fh:
-                rec = json.load(fh)
-            payload = rec.get("payload")
-            if not isinstance(payload, str):
-                raise ValueError("spool file without payload")
-        except (OSError, ValueError) as exc:
-            payload, rec = f'{{"memhooks_spool_error": {json.dumps(str(exc))}}}', {
-                "error": f"unreadable spool file {name}: {exc}"}
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            append(conn, payload, size=int(rec.get("size") or len(payload)),
-                   project=rec.get("project"), error=rec.get("error"),
-                   hook_event_name=rec.get("hook_event_name"), received_at=rec.get("received_at"))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        try:
-            os.unlink(path)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                view = memoryview(data.encode("ascii"))
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            final = os.path.join(folder, name)
+            os.replace(tmp, final)
+            return final
         except OSError:
-            pass
-        moved += 1
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return None
+
+
+def _move_failed(folder: str, name: str, reason: str) -> None:
+    from memhooks.log import log_error
+
+    target = os.path.join(folder, FAILED_DIR)
+    try:
+        os.makedirs(target, mode=0o700, exist_ok=True)
+        os.replace(os.path.join(folder, name), os.path.join(target, name))
+        log_error(f"spool file {name} cannot be journaled, moved to {target}: {reason}")
+    except OSError as exc:
+        log_error(f"spool file {name} cannot be journaled nor moved ({exc}): {reason}")
+
+
+def drain_spool(conn, db: str) -> int:
+    """Journal spooled events (oldest first) and delete their files: the spool beside the
+    DB, and this store's files in the fallback folders. A file that cannot be journaled
+    is moved to `failed/` beside it, with a log line."""
+    import json
+    import sqlite3
+
+    moved = 0
+    for folder in _spool_dirs(db):
+        try:
+            names = sorted(n for n in os.listdir(folder)
+                           if n.endswith(".json") and not n.startswith("."))
+        except OSError:
+            continue
+        beside = folder == spool_dir(db)
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    rec = json.load(fh)
+                if not isinstance(rec, dict):
+                    raise ValueError("spool file is not an object")
+                if not beside and rec.get("db") not in (None, db):
+                    continue  # another store's event
+                payload = rec.get("payload")
+                if not isinstance(payload, str):
+                    raise ValueError("spool file without payload")
+                size = rec.get("size")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    append(conn, payload, size=size if isinstance(size, int) else len(payload),
+                           project=rec.get("project") if isinstance(rec.get("project"), str) else None,
+                           error=rec.get("error") if isinstance(rec.get("error"), str) else None,
+                           hook_event_name=rec.get("hook_event_name"),
+                           received_at=rec.get("received_at"),
+                           state=rec.get("state") if rec.get("state") in ("skipped", "failed") else None)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError:
+                return moved  # the journal is locked/unwritable: every file would fail; later
+            except Exception as exc:  # noqa: BLE001 - this file is the problem: set it aside
+                _move_failed(folder, name, f"{type(exc).__name__}: {exc}"[:300])
+                continue
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            moved += 1
     return moved

@@ -22,6 +22,7 @@ from memhooks.store.projections import (
     upsert_tier2,
 )
 from memhooks.redact import redact_text
+from memhooks.sqltext import storable, storable_path, storable_tree
 from memhooks.store.connect import transaction
 
 BATCH = 50
@@ -73,6 +74,8 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
         return _Parsed(event_id, "failed", f"invalid JSON: {str(exc)[:200]}")
     if not isinstance(event, dict):
         return _Parsed(event_id, "failed", f"payload is a JSON {type(event).__name__}, not an object")
+    if "\\u" in payload:  # only an escape can decode to a lone surrogate or a NUL
+        event = storable_tree(event)
     if event.get("memhooks_stub"):
         return _Parsed(event_id, "failed", "payload over the size cap (stub kept)")
     cols = {
@@ -82,7 +85,7 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
         "tool_use_id": _str(event.get("tool_use_id")),
         "cwd": _str(event.get("cwd")),
     }
-    cols["project"] = project or _canonical(cols["cwd"]) or ""
+    cols["project"] = storable_path(project or _canonical(cols["cwd"]) or "")
     clean = redact_text(payload)
     parsed = _Parsed(event_id, "done", event=event, columns=cols,
                      payload=clean if clean != payload else None)
@@ -143,8 +146,53 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
                          ttl_s=config.tier2_ttl_s(), now=now)
 
 
+def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
+    """Commit a batch; when its transaction fails, commit one event per transaction,
+    and mark an event that still fails `failed` with its reason, alone."""
+    import sqlite3
+
+    try:
+        _commit_batch(conn, batch, report)
+        return
+    except sqlite3.DatabaseError as exc:
+        if not _is_event_error(exc):
+            raise
+    except Exception:  # noqa: BLE001 - an event the driver cannot bind, a projection bug
+        pass
+    for p in batch:
+        try:
+            _commit_batch(conn, [p], report)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, sqlite3.DatabaseError) and not _is_event_error(exc):
+                raise
+            reason = storable(f"write error: {type(exc).__name__}: {exc}"[:500])
+            with transaction(conn):
+                cur = conn.execute(
+                    "UPDATE events SET state = 'failed', error = ?, processed_at = ?"
+                    " WHERE id = ? AND state = 'pending'", (reason, time.time(), p.event_id))
+            if cur.rowcount:
+                report.failed += 1
+
+
+def _is_event_error(exc) -> bool:
+    """A DatabaseError one event can cause (a constraint, a value too big), as opposed to
+    the store being locked, read-only, full or damaged, which every event would hit."""
+    import sqlite3
+
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return isinstance(exc, (sqlite3.IntegrityError, sqlite3.DataError,
+                                sqlite3.InterfaceError, sqlite3.ProgrammingError))
+    primary = code & 0xFF
+    # SQLITE_TOOBIG 18, SQLITE_CONSTRAINT 19, SQLITE_MISMATCH 20, SQLITE_RANGE 25
+    return primary in (18, 19, 20, 25)
+
+
 def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
     now = time.time()
+    counts: dict = {}
+    reasons: dict = {}
+    shadow = IngestReport()
     with transaction(conn):
         for p in batch:
             cols = p.columns
@@ -154,29 +202,36 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
                 " tool_use_id = ?, cwd = ?, project = coalesce(nullif(?, ''), project),"
                 " payload = coalesce(?, payload)"
                 " WHERE id = ? AND state = 'pending'",
-                (p.state, p.error, now, cols.get("hook_event_name"), cols.get("session_id"),
-                 cols.get("tool_name"), cols.get("tool_use_id"), cols.get("cwd"),
-                 cols.get("project"), p.payload, p.event_id),
+                (p.state, storable(p.error), now, cols.get("hook_event_name"),
+                 cols.get("session_id"), cols.get("tool_name"), cols.get("tool_use_id"),
+                 storable_path(cols.get("cwd")), cols.get("project"), p.payload, p.event_id),
             )
             if cur.rowcount == 0:
                 continue  # another ingester took it
             if p.state == "done":
                 conn.execute("SAVEPOINT ev")
                 try:
-                    _project(conn, p, now, report)
+                    _project(conn, p, now, shadow)
                     conn.execute("RELEASE ev")
                 except Exception as exc:  # noqa: BLE001 - fail this event, keep the batch
                     conn.execute("ROLLBACK TO ev")
                     conn.execute("RELEASE ev")
                     conn.execute(
                         "UPDATE events SET state = 'failed', error = ? WHERE id = ?",
-                        (f"projection error: {type(exc).__name__}: {exc}"[:500], p.event_id),
+                        (storable(f"projection error: {type(exc).__name__}: {exc}"[:500]),
+                         p.event_id),
                     )
                     p.state = "failed"
-            key = p.state
-            setattr(report, key, getattr(report, key) + 1)
+            counts[p.state] = counts.get(p.state, 0) + 1
             if p.error and p.state == "skipped":
-                report.reasons[p.error] = report.reasons.get(p.error, 0) + 1
+                reasons[p.error] = reasons.get(p.error, 0) + 1
+    # Counted once the transaction committed (a retried batch is not counted twice).
+    for key, n in counts.items():
+        setattr(report, key, getattr(report, key) + n)
+    for key, n in reasons.items():
+        report.reasons[key] = report.reasons.get(key, 0) + n
+    report.documents_created += shadow.documents_created
+    report.captures += shadow.captures
 
 
 def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None) -> IngestReport:
@@ -206,10 +261,10 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
             chunk.append(parse_event(r[0], r[1], r[2]))
             size += len(r[1])
             if size >= BATCH_BYTES:
-                _commit_batch(conn, chunk, report)
+                _commit_isolated(conn, chunk, report)
                 chunk, size = [], 0
         if chunk:
-            _commit_batch(conn, chunk, report)
+            _commit_isolated(conn, chunk, report)
     return report
 
 
@@ -260,10 +315,28 @@ def open_reader(path: str | None = None):
     from memhooks.config import db_path
     from memhooks.store.connect import connect
 
+    import sqlite3
+
     path = path or db_path()
     conn = connect(path)
     try:
         ingest_pending(conn, path)
+    except sqlite3.DatabaseError as exc:
+        from memhooks.store import health
+
+        if health.is_corruption(exc) and health.heal(path, str(exc)):
+            conn.close()
+            conn = connect(path)  # a fresh store: rebuild it from the journal now
+            try:
+                ingest_pending(conn, path)
+            except Exception as exc2:  # noqa: BLE001
+                from memhooks.log import log_exception
+
+                log_exception(f"ingest after heal failed: {exc2}")
+        else:
+            from memhooks.log import log_exception
+
+            log_exception(f"ingest before read failed: {exc}")
     except Exception as exc:  # noqa: BLE001
         from memhooks.log import log_exception
 

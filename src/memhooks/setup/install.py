@@ -32,18 +32,9 @@ from dataclasses import dataclass, field
 SCOPES = ("user", "project", "local")
 SERVER_NAME = "memhooks"
 
-# Same matcher as the plugin's hooks.json (tests/test_plugin_layout.py keeps them equal).
-TOOL_MATCHER = (
-    "^mcp__(plugin_[A-Za-z0-9_-]+_)?[A-Za-z0-9_-]*([Cc]ontext7|[Ee]xa)[A-Za-z0-9_-]*__.*$"
-    "|^mcp__.*__(resolve-library-id|query-docs|get-library-docs|[A-Za-z0-9_]+_exa)$"
-    "|^WebFetch$|^WebSearch$"
-)
-SESSION_MATCHER = "startup|resume|clear|compact|fork"
-# PreToolUse (serving from the store): whole server names only, the tools it can answer.
-SERVE_MATCHER = (
-    "^mcp__(plugin_[A-Za-z0-9_-]+_)?([Cc]ontext7|[Ee]xa)__"
-    "(resolve-library-id|query-docs|get-library-docs|web_fetch_exa|crawling_exa)$|^WebFetch$"
-)
+# The matchers live with the routing predicate; the plugin's hooks.json has the same strings
+# (tests/test_plugin_layout.py keeps them equal).
+from memhooks.tools import SERVE_MATCHER, SESSION_MATCHER, TOOL_MATCHER  # noqa: E402
 SERVE_TIMEOUT_S = 5
 HOOK_TIMEOUT_S = 10
 SESSION_START_TIMEOUT_S = 10

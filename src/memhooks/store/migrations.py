@@ -223,3 +223,26 @@ def m005_serving(conn):
         "CREATE INDEX IF NOT EXISTS serve_log_call ON serve_log(call_key, at)",
         "CREATE INDEX IF NOT EXISTS serve_log_day ON serve_log(day)",
     )
+
+
+@migration
+def m006_journal_apart(conn):
+    """The raw journal lives in its own file (attached as `journal`), so a damaged
+    projections file can be rebuilt from it. A store built before keeps its events
+    in `main.events`: move them out, ids and states kept, losing nothing. Events a
+    hook wrote into the new journal before this ran (never projected: projecting
+    needs this migration first) are renumbered after the moved ones."""
+    has_main = conn.execute(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()
+    if not has_main:
+        return
+    cols = ("id, received_at, hook_event_name, session_id, tool_name, tool_use_id, cwd,"
+            " project, payload, bytes, state, error, processed_at")
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM main.events").fetchone()[0]
+    low = conn.execute("SELECT min(id) FROM journal.events").fetchone()[0]
+    if top and low is not None and low <= top:
+        # Two steps, so no intermediate id collides.
+        conn.execute("UPDATE journal.events SET id = -id")
+        conn.execute("UPDATE journal.events SET id = -id + ?", (top,))
+    conn.execute(f"INSERT INTO journal.events ({cols}) SELECT {cols} FROM main.events")  # noqa: S608
+    conn.execute("DROP TABLE main.events")

@@ -84,14 +84,11 @@ def _plugin_server(pair: str) -> str:
 
 
 def classify(server: str | None, tool: str) -> str | None:
-    """Which adapter handles (server, tool): "context7" | "exa" | "web" | None."""
-    if server is None:
-        return "web" if tool in BUILTINS else None
-    if "context7" in server.lower() or tool in CONTEXT7_TOOLS:
-        return "context7"
-    if _EXA_SERVER_RE.search(server) or tool.lower().endswith("_exa"):
-        return "exa"
-    return None
+    """Which adapter handles (server, tool): "context7" | "exa" | "web" | None.
+    The capture hook decides with the same predicate (memhooks.tools)."""
+    from memhooks.tools import classify as _classify
+
+    return _classify(server, tool)
 
 
 # ---------------------------------------------------------------- responses

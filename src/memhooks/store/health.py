@@ -1,0 +1,266 @@
+"""A damaged store heals itself (standard library only).
+
+SQLite says a file is damaged with SQLITE_CORRUPT ("database disk image is
+malformed": corrupted pages, a truncated file) or SQLITE_NOTADB ("file is not a
+database": a garbage header). Then:
+
+* the projections file (`memhooks.db`) is moved aside as
+  `memhooks.db.corrupt-<UTC time>` (with its -wal/-shm) and a fresh one is
+  made; every journaled event is set back to pending, so the next ingest
+  rebuilds every projection from the journal;
+* a damaged journal is moved aside the same way and capture goes on in a fresh
+  one, whose ids start past any old one (captures keep pointing at the right
+  events).
+
+`PRAGMA quick_check` decides which file is damaged. It runs when SQLite reports
+damage, and in the ingester at most once per CHECK_INTERVAL_S (recorded by the
+mtime of a small state file), never on a hook's path. Every incident is one
+JSON line in `<db>.health.jsonl`, which `memhooks doctor` reports.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+SQLITE_CORRUPT = 11
+SQLITE_NOTADB = 26
+CHECK_INTERVAL_S = 3600.0
+INCIDENTS = ".health.jsonl"
+CHECKED = ".checked"
+
+
+def is_corruption(exc) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def quick_check(path: str) -> str | None:
+    """None when `path` (missing or empty counts as fine) passes PRAGMA quick_check,
+    else what is wrong. Read-only; never raises."""
+    import sqlite3
+
+    try:
+        if not os.path.exists(path) or os.path.getsize(path) == 0:
+            return None
+    except OSError:
+        return None
+    try:
+        from urllib.parse import quote
+
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return None if not is_corruption(exc) else str(exc)
+    try:
+        rows = conn.execute("PRAGMA quick_check(5)").fetchall()
+        if rows and rows[0][0] == "ok":
+            return None
+        return "; ".join(str(r[0]) for r in rows)[:500] or "quick_check failed"
+    except sqlite3.DatabaseError as exc:
+        if not is_corruption(exc):
+            return None  # locked, unreadable: not evidence of damage
+        return str(exc)[:500]
+    finally:
+        conn.close()
+
+
+def _stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def move_aside(path: str) -> str | None:
+    """Rename `path` (and its -wal, -shm) to `<path>.corrupt-<time>`; the new name."""
+    target = f"{path}.corrupt-{_stamp()}"
+    n = 1
+    while os.path.exists(target):
+        n += 1
+        target = f"{path}.corrupt-{_stamp()}-{n}"
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None
+    for suffix in ("-wal", "-shm"):
+        try:
+            os.replace(path + suffix, target + suffix)
+        except OSError:
+            pass
+    return target
+
+
+def record(db: str, **incident) -> None:
+    import json
+
+    incident.setdefault("at", time.time())
+    try:
+        fd = os.open(db + INCIDENTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (json.dumps(incident, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def incidents(db: str) -> list[dict]:
+    import json
+
+    out = []
+    try:
+        with open(db + INCIDENTS, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, dict):
+                    out.append(item)
+    except OSError:
+        pass
+    return out
+
+
+def _locked(db: str):
+    """An exclusive lock for healing, so two processes never move the same file twice."""
+    import fcntl
+
+    fd = os.open(db + ".heal.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def heal(db: str, seen: str = "") -> bool:
+    """Check both files; move a damaged one aside. True when something was moved (the
+    caller may retry). Never raises."""
+    from memhooks.log import log_error
+
+    try:
+        fd = _locked(db)
+    except OSError:
+        return False
+    try:
+        moved = False
+        from memhooks.config import journal_path
+
+        jpath = journal_path(db)
+        jbad = quick_check(jpath)
+        if jbad:
+            moved |= _heal_journal_locked(db, jbad)
+        bad = quick_check(db)
+        if bad:
+            target = move_aside(db)
+            if target:
+                moved = True
+                t0 = time.time()
+                reset = _reset_journal(db)
+                log_error(f"store {db} is damaged ({bad}); moved aside to {target}; "
+                          f"{reset} journaled events will be projected again")
+                record(db, kind="store", file=db, moved_to=target, reason=bad, seen=seen[:300],
+                       events_reset=reset, reset_s=round(time.time() - t0, 3))
+        return moved
+    except Exception:  # noqa: BLE001
+        from memhooks.log import log_exception
+
+        log_exception("heal")
+        return False
+    finally:
+        os.close(fd)
+
+
+def heal_journal(db: str, seen: str = "") -> bool:
+    try:
+        fd = _locked(db)
+    except OSError:
+        return False
+    try:
+        from memhooks.config import journal_path
+
+        bad = quick_check(journal_path(db))
+        return _heal_journal_locked(db, bad) if bad else False
+    finally:
+        os.close(fd)
+
+
+def _heal_journal_locked(db: str, bad: str) -> bool:
+    from memhooks.config import journal_path
+    from memhooks.log import log_error
+
+    jpath = journal_path(db)
+    target = move_aside(jpath)
+    if not target:
+        return False
+    first = _restart_ids(jpath)
+    log_error(f"journal {jpath} is damaged ({bad}); moved aside to {target}; "
+              f"capture goes on in a fresh journal")
+    record(db, kind="journal", file=jpath, moved_to=target, reason=bad, first_id=first)
+    return True
+
+
+def _restart_ids(jpath: str) -> int | None:
+    """A fresh journal whose ids start past any id the old one can have had (ms since
+    the epoch), so captures that point at old events never meet a new one."""
+    try:
+        from memhooks.store.connect import _open, ensure_journal_schema
+
+        conn = _open(jpath)
+        try:
+            ensure_journal_schema(conn, "main")
+            first = int(time.time() * 1000)
+            conn.execute(
+                "INSERT INTO events (id, received_at, hook_event_name, payload, state, error)"
+                " VALUES (?, ?, 'JournalRestart', ?, 'skipped', ?)",
+                (first, time.time(), '{"hook_event_name": "JournalRestart"}',
+                 "journal restarted after damage"))
+            return first
+        finally:
+            conn.close()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _reset_journal(db: str) -> int:
+    """Set every journaled event back to pending (the projections are gone): what
+    `memhooks reindex` does, without the projections to clear."""
+    from memhooks.config import journal_path
+    from memhooks.store.connect import _open, ensure_journal_schema
+
+    conn = _open(journal_path(db))
+    try:
+        ensure_journal_schema(conn, "main")
+        cur = conn.execute(
+            "UPDATE events SET state = 'pending', error = NULL, processed_at = NULL"
+            " WHERE state IN ('done', 'skipped')"
+            " OR (state = 'failed' AND payload NOT LIKE '{\"memhooks_stub\": true%')")
+        return cur.rowcount
+    finally:
+        conn.close()
+
+
+def due(db: str, interval: float = CHECK_INTERVAL_S) -> bool:
+    """True (and the clock restarted) when the periodic quick_check is due."""
+    path = db + CHECKED
+    try:
+        if time.time() - os.stat(path).st_mtime < interval:
+            return False
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.close(fd)
+        os.utime(path)
+    except OSError:
+        return False
+    return True
+
+
+def check_now(db: str) -> bool:
+    """The periodic check (ingester): heal when a file fails quick_check."""
+    from memhooks.config import journal_path
+
+    if quick_check(db) or quick_check(journal_path(db)):
+        return heal(db, "periodic quick_check")
+    return False
