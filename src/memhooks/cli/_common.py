@@ -14,6 +14,12 @@ class Fail(click.ClickException):
         click.echo(f"memhooks: {self.format_message()}", err=True)
 
 
+def store_error_line(exc) -> str:
+    from memhooks.store.health import error_line
+
+    return error_line(exc)
+
+
 def open_store(ingest: bool = True):
     """Open the store; readers (ingest=True) project pending events first."""
     from memhooks.config import db_path
@@ -28,6 +34,10 @@ def open_store(ingest: bool = True):
 
         return connect(path)
     except Exception as exc:  # noqa: BLE001
+        import sqlite3
+
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
         raise Fail(f"cannot open the store at {path}: {exc}") from None
 
 

@@ -30,6 +30,15 @@ class OneLineErrors(click.Group):
             sys.exit(exc.exit_code)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except Exception as exc:  # noqa: BLE001 - a damaged store: one clear line, no traceback
+            import sqlite3
+
+            if not isinstance(exc, sqlite3.DatabaseError):
+                raise
+            from memhooks.cli._common import store_error_line
+
+            click.echo(store_error_line(exc), err=True)
+            sys.exit(1)
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})

@@ -231,6 +231,34 @@ def _cmd_lookup_docs(args: list[str]) -> None:
         sys.stdout.flush()
 
 
+def read_regular_file(path: str, limit: int) -> bytes | None:
+    """Up to `limit` bytes of a regular file; None for anything else. Opened non-blocking
+    (a FIFO never blocks the open) and checked with fstat before a byte is read (a FIFO, a
+    device such as /dev/zero, a socket or a folder is refused)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(1024 * 1024, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def parse_write_args(args: list[str]) -> dict | None:
     """The record for `lc-cache-write` arguments, or None when they are unusable."""
     if not args:
@@ -241,10 +269,8 @@ def parse_write_args(args: list[str]) -> dict | None:
     if tier == "tier2" and len(args) >= 4 and args[1].strip():
         from memhooks.config import max_write_bytes
 
-        try:
-            with open(args[3], "rb") as fh:
-                body = fh.read(max_write_bytes() + 1)
-        except OSError:
+        body = read_regular_file(args[3], max_write_bytes() + 1)
+        if body is None:
             return None
         if not body.strip():
             return None

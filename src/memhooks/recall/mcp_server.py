@@ -59,8 +59,26 @@ def _open_reader():
     return open_reader()
 
 
+def _store_guard(fn):
+    """A damaged store answers one clear error line (and heals), never a traceback."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        import sqlite3
+
+        try:
+            return fn(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            from memhooks.store.health import error_line
+
+            return error_line(exc), True
+    return run
+
+
 # The tool logic, without the SDK: (markdown, is_error).
 
+@_store_guard
 def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
     from memhooks.recall import search
 
@@ -72,6 +90,7 @@ def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
     return search.results_markdown(query, results), False
 
 
+@_store_guard
 def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
     from memhooks.recall import search
 
@@ -86,6 +105,7 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
     return search.document_markdown(doc), False
 
 
+@_store_guard
 def tool_lookup(name: str) -> tuple[str, bool]:
     from memhooks.recall import search
     from memhooks.config import project_dir

@@ -38,17 +38,20 @@ class Check:
 
 def check_store(db: str | None = None) -> list[Check]:
     db = db or config.db_path()
-    if not os.path.exists(db):
-        return [Check("store", "warn", f"no store yet at {db} (it is created by the first hook)"),
-                Check("permissions", "skip", "no store"), Check("events", "skip", "no store")]
     out: list[Check] = []
+    if not os.path.exists(db):
+        out += [Check("store", "warn", f"no store yet at {db} (it is created by the first ingest)"),
+                Check("permissions", "skip", "no store")]
+        out += _check_journal(db)
+        return out + [_check_healing(db)]
     try:
         from urllib.parse import quote
 
         conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error as exc:
         return [Check("store", "fail", f"cannot open {db}: {exc}"),
-                Check("permissions", "skip", "store unusable"), Check("events", "skip", "store unusable")]
+                Check("permissions", "skip", "store unusable"), *_check_journal(db),
+                _check_healing(db)]
     try:
         try:
             rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
@@ -59,15 +62,76 @@ def check_store(db: str | None = None) -> list[Check]:
             out.append(Check("store", "ok", f"{db} ({size / 1024:.0f} KiB, integrity ok)"))
         else:
             out.append(Check("store", "fail", f"{db} is damaged: {'; '.join(rows[:3])}"
-                             " (move it aside: the next hook starts a new store, and events spooled while it was unusable are journaled there)"))
+                             " (the next ingest or reader moves it aside and rebuilds it from"
+                             " the journal; `memhooks ingest` does it now)"))
         out.append(_check_permissions(db))
-        if rows == ["ok"]:
-            out.append(_check_events(conn))
-        else:
-            out.append(Check("events", "skip", "store damaged"))
     finally:
         conn.close()
+    out += _check_journal(db)
+    out.append(_check_healing(db))
     return out
+
+
+def _check_journal(db: str) -> list[Check]:
+    jpath = config.journal_path(db)
+    if not os.path.exists(jpath):
+        return [Check("journal", "warn", f"no journal yet at {jpath} (the first hook creates it)"),
+                Check("events", "skip", "no journal")]
+    try:
+        from urllib.parse import quote
+
+        conn = sqlite3.connect(f"file:{quote(jpath)}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return [Check("journal", "fail", f"cannot open {jpath}: {exc}"),
+                Check("events", "skip", "journal unusable")]
+    try:
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        except sqlite3.Error as exc:
+            rows = [f"{type(exc).__name__}: {exc}"]
+        if rows != ["ok"]:
+            return [Check("journal", "fail", f"{jpath} is damaged: {'; '.join(rows[:3])} (the"
+                          " next hook moves it aside and captures into a fresh one)"),
+                    Check("events", "skip", "journal damaged")]
+        size = os.path.getsize(jpath)
+        return [Check("journal", "ok", f"{jpath} ({size / 1024:.0f} KiB, integrity ok)"),
+                _check_events(conn)]
+    finally:
+        conn.close()
+
+
+def _check_healing(db: str) -> Check:
+    """What self-healing did: damaged files moved aside, events rebuilt, spooled events."""
+    from memhooks.store import health
+
+    notes = []
+    for inc in health.incidents(db)[-5:]:
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(inc.get("at") or 0))
+        if inc.get("kind") == "store":
+            notes.append(f"{when}: damaged store moved aside to {inc.get('moved_to')}"
+                         f" ({inc.get('reason')}); rebuilt from {inc.get('events_reset', 0)}"
+                         " journaled events")
+        else:
+            notes.append(f"{when}: damaged journal moved aside to {inc.get('moved_to')}"
+                         f" ({inc.get('reason')}); capture went on in a fresh journal")
+    spooled = _spooled(db)
+    if spooled:
+        notes.append(f"{spooled} spooled events wait to be journaled (the next ingest does it)")
+    if not notes:
+        return Check("healing", "ok", "no damaged file was ever moved aside; nothing spooled")
+    return Check("healing", "warn", " | ".join(notes))
+
+
+def _spooled(db: str) -> int:
+    from memhooks.capture.journal import SPOOL_DIR, spool_dir
+
+    n = 0
+    for folder in [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in config.fallback_dirs()]:
+        try:
+            n += sum(1 for name in os.listdir(folder) if name.endswith(".json"))
+        except OSError:
+            continue
+    return n
 
 
 def _check_permissions(db: str) -> Check:
@@ -104,7 +168,7 @@ def _check_events(conn) -> Check:
         problems.append(f"{old_pending} pending for over a minute (run `memhooks ingest`; "
                         "see memhooks.log)")
     if failed:
-        problems.append(f"{failed} failed (oversized or unreadable payloads; see the events table)")
+        problems.append(f"{failed} failed (oversized or unreadable payloads; see the events table of the journal)")
     if problems:
         return Check("events", "warn", f"{detail}: " + "; ".join(problems))
     return Check("events", "ok", detail)

@@ -264,3 +264,17 @@ def check_now(db: str) -> bool:
     if quick_check(db) or quick_check(journal_path(db)):
         return heal(db, "periodic quick_check")
     return False
+
+
+def error_line(exc, db: str | None = None) -> str:
+    """One line for a reader facing a store SQLite cannot read. A damaged file is moved
+    aside first (the projections are rebuilt from the journal), so a retry answers."""
+    from memhooks.config import db_path
+
+    path = db or db_path()
+    if is_corruption(exc):
+        healed = heal(path, str(exc))
+        tail = ("it was moved aside and is rebuilt from the journal: run the command again"
+                if healed else "see `memhooks doctor`")
+        return f"memhooks: the store at {path} is damaged ({exc}); {tail}"
+    return f"memhooks: cannot read the store at {path}: {exc} (see `memhooks doctor`)"
