@@ -298,9 +298,10 @@ def test_secrets_never_reach_the_store(store):
     ingest(store)
     raw = b""
     for suffix in ("", "-wal"):
-        p = str(store) + suffix
-        if os.path.exists(p):
-            raw += open(p, "rb").read()
+        for f in (store, journal_file(store)):
+            p = str(f) + suffix
+            if os.path.exists(p):
+                raw += open(p, "rb").read()
     for secret in (b"abcDEF1234567890xyz", b"ctx7sk-12345678", b"AAAAAAAAAAAAAAAAAAAAAAAA",
                    b"B" * 36, b"AKIAIOSFODNN7EXAMPLE", b"hunter2secret", b"MIIEowIBAAKCAQEA"):
         assert secret not in raw, secret

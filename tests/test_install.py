@@ -356,7 +356,7 @@ def test_installed_hook_commands_work(env, scope):
     assert proc.returncode == 0, proc.stderr
     if proc.stdout.strip():
         json.loads(proc.stdout)
-    conn = sqlite3.connect(db)
+    conn = sqlite3.connect(os.path.join(os.path.dirname(db), "journal.db"))  # the raw journal
     rows = conn.execute("SELECT hook_event_name, payload FROM events ORDER BY id").fetchall()
     conn.close()
     assert len(rows) == 3

@@ -137,7 +137,7 @@ def run_shim(rel, env, stdin="", args=()):
 
 
 def events(db: Path) -> list[tuple]:
-    conn = sqlite3.connect(db)
+    conn = sqlite3.connect(Path(db).parent / "journal.db")  # the raw journal
     try:
         return conn.execute("SELECT hook_event_name, payload, state FROM events ORDER BY id").fetchall()
     finally:

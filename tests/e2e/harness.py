@@ -493,7 +493,8 @@ class E2EEnv:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=5) as con:
+                journal = Path(self.db).parent / "journal.db"
+                with sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5) as con:
                     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                     if "events" not in tables:
                         return
@@ -509,6 +510,9 @@ class E2EEnv:
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=5) as con:
+            journal = Path(self.db).parent / "journal.db"  # the raw events
+            if journal.exists():
+                con.execute("ATTACH DATABASE ? AS journal", (f"file:{journal}?mode=ro",))
             return list(con.execute(sql, params))
 
 
