@@ -34,14 +34,39 @@ def _tighten(path: str, mode: int) -> None:
         if stat.S_ISDIR(st.st_mode):
             if st.st_mode & stat.S_ISVTX:
                 return
-            real = os.path.realpath(path)
-            if real in ("/", os.path.realpath(os.path.expanduser("~"))):
+            if not _our_folder(path):
                 return
         elif not stat.S_ISREG(st.st_mode):
             return
         os.chmod(path, mode)
     except (OSError, AttributeError):
         pass
+
+
+_OURS = ("memhooks", "journal.db", "spool", ".heal.lock", ".ingest.lock")
+
+
+def _our_folder(path: str) -> bool:
+    """A folder memhooks may tighten: the default data dir, `$CLAUDE_PLUGIN_DATA`, or one
+    that holds nothing but memhooks files (never /var/lib, a home, a project...)."""
+    from memhooks.config import user_data_dir
+
+    real = os.path.realpath(path)
+    if real in ("/", os.path.realpath(os.path.expanduser("~"))):
+        return False
+    mine = [user_data_dir(), os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()]
+    if any(m and os.path.isabs(os.path.expanduser(m))
+           and os.path.realpath(os.path.expanduser(m)) == real for m in mine):
+        return True
+    try:
+        with os.scandir(path) as it:
+            for n, entry in enumerate(it):
+                if n > 200 or not any(tag in entry.name for tag in _OURS) and not (
+                        entry.name.endswith((".db", "-wal", "-shm", ".jsonl", ".checked"))):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def _prepare_file(path: str) -> None:
