@@ -219,7 +219,8 @@ def test_lc_cache_and_mcp_tools_survive_a_damaged_store(store):
     _filled_store(store, 3)
     _damage(store, "garbage-header")
     r = run([BIN / "lc-cache-lookup", "react"], timeout=60)
-    assert r.returncode == 0 and r.stderr == b""
+    assert r.returncode == 0 and r.stdout == b""
+    assert b"Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 1
     from memhooks.recall.mcp_server import tool_search
 
     text, _ = tool_search("variant")  # the lookup above healed the store: answers again

@@ -187,11 +187,20 @@ def _safe(fn, label: str):
     def run(args: list[str]) -> int:
         try:
             fn(args)
-        except BaseException:  # noqa: BLE001 - advisory commands: exit 0, say nothing
+        except BaseException as exc:  # noqa: BLE001 - advisory commands: exit 0, say nothing
             try:
                 from memhooks.log import log_exception
 
                 log_exception(label)
+                import sqlite3
+
+                from memhooks.store.health import error_line, is_corruption
+
+                if isinstance(exc, sqlite3.DatabaseError) and is_corruption(exc):
+                    # A damaged store: heal it (moved aside, rebuilt from the journal) and
+                    # say so in one line on stderr; stdout stays empty (a miss).
+                    sys.stderr.write(error_line(exc) + "\n")
+                    sys.stderr.flush()
             except BaseException:  # noqa: BLE001
                 pass
         return 0
