@@ -6,8 +6,19 @@ import os
 import sys
 
 from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
-from memhooks.capture.journal import append, prepare
+from memhooks.capture.journal import METADATA_ONLY, append, metadata_only, prepare
 from memhooks.store.connect import connect, transaction
+
+
+def _hook_name(raw: bytes) -> str | None:
+    import json
+
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    name = event.get("hook_event_name") if isinstance(event, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def replay_file(path: str) -> dict:
@@ -25,8 +36,13 @@ def replay_file(path: str) -> dict:
                     if not line.strip():
                         continue
                     raw = line.rstrip(b"\r\n")
-                    payload, error = prepare(raw[:MAX_EVENT_BYTES], len(raw))
-                    append(conn, payload, size=len(raw), project=project, error=error)
+                    meta = metadata_only(raw[:MAX_EVENT_BYTES], len(raw), _hook_name(raw))
+                    if meta is not None:  # a tool memhooks does not capture: metadata only
+                        append(conn, meta, size=len(raw), project=project, error=METADATA_ONLY,
+                               state="skipped")
+                    else:
+                        payload, error = prepare(raw[:MAX_EVENT_BYTES], len(raw))
+                        append(conn, payload, size=len(raw), project=project, error=error)
                     events += 1
         finally:
             if stream is not sys.stdin.buffer:
