@@ -548,3 +548,19 @@ def test_thousands_of_hostile_events_never_stop_a_valid_one(batch, hostile_db):
     assert db_rows(hostile_db, "SELECT count(*) FROM events WHERE state = 'pending'")[0][0] == 0
     assert db_rows(hostile_db, "SELECT count(*) FROM documents WHERE content LIKE ?",
                    (f"%variant {marker}\n%",))[0][0] == 1
+
+
+def test_many_readers_at_once_on_a_damaged_store(store):
+    """Several processes meet the damage together: one moves the file aside, the others
+    open the fresh store; none prints a traceback, and the store is whole afterwards."""
+    _filled_store(store, 20)
+    _damage(store, "garbage-header")
+    procs = [subprocess.Popen([*CLI, "stats", "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(4)]
+    for p in procs:
+        out, err = p.communicate(timeout=180)
+        assert b"Traceback" not in err, err
+        assert len(err.strip().splitlines()) <= 1
+    ingest(store)
+    assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 20
+    assert len(list(store.parent.glob("memhooks.db.corrupt-*"))) == 1

@@ -107,14 +107,31 @@ def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True)
         from memhooks.config import db_path
 
         path = db_path()
+    before = _identity(path)
     try:
         return _connect(path, migrate)
     except sqlite3.DatabaseError as exc:
         from memhooks.store import health
 
-        if not heal or not health.is_corruption(exc) or not health.heal(path, str(exc)):
+        if not heal or not health.is_corruption(exc):
+            raise
+        # Healed here, or by another process meanwhile (the files are not the same ones).
+        if not health.heal(path, str(exc)) and _identity(path) == before:
             raise
     return _connect(path, migrate)
+
+
+def _identity(path: str) -> tuple:
+    from memhooks.config import journal_path
+
+    out = []
+    for p in (path, journal_path(path)):
+        try:
+            st = os.stat(p)
+            out.append((st.st_dev, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def _connect(path: str, migrate: bool) -> sqlite3.Connection:
