@@ -478,8 +478,12 @@ def test_lc_cache_write_reads_only_regular_files(store, tmp_path):
 
 json_leaf = (st.none() | st.booleans() | st.integers() | st.floats()
              | st.text(alphabet=st.characters(codec=None, categories=None), max_size=40))
-json_any = st.recursive(json_leaf, lambda c: st.lists(c, max_size=4)
-                        | st.dictionaries(st.text(max_size=8), c, max_size=4), max_leaves=25)
+def _containers(children):
+    return st.one_of(st.lists(children, max_size=4),
+                     st.dictionaries(st.text(max_size=8), children, max_size=4))
+
+
+json_any = st.recursive(json_leaf, _containers, max_leaves=25)
 hostile_text = st.text(alphabet=st.sampled_from(["\ud800", "\udfff", "\x00", "a", "\u2028", "é",
                                                  "\\", '"', "\U0001F600"]), max_size=30)
 FIELDS = ["session_id", "tool_name", "tool_use_id", "cwd", "hook_event_name"]
