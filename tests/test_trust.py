@@ -568,3 +568,21 @@ def test_many_readers_at_once_on_a_damaged_store(store):
     ingest(store)
     assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 20
     assert len(list(store.parent.glob("memhooks.db.corrupt-*"))) == 1
+
+
+def test_the_ingester_strips_an_uncaptured_tool_journaled_whole(store):
+    """An event journaled whole by an older hook (or a replayed file) for a tool memhooks
+    does not capture keeps only its metadata after ingestion."""
+    secret = "private-bash-output-text"
+    event = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "session_id": "s",
+             "tool_input": {"command": "cat notes"}, "tool_response": {"stdout": secret}}
+    from memhooks.capture.journal import append
+    from memhooks.store.connect import connect_journal
+
+    conn = connect_journal(str(store))
+    append(conn, json.dumps(event), size=10, project=None, hook_event_name="PostToolUse")
+    conn.close()
+    ingest(store)
+    payload, state = db_rows(store, "SELECT payload, state FROM events")[0]
+    assert state == "skipped" and secret not in payload
+    assert json.loads(payload)["tool_name"] == "Bash"

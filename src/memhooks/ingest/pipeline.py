@@ -95,6 +95,23 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     if name is None:
         parsed.state, parsed.error = "failed", "payload has no hook_event_name"
         return parsed
+    if name in ("PostToolUse", "PostToolUseFailure") and not event.get("memhooks_metadata_only"):
+        from memhooks.tools import is_captured
+
+        if not is_captured(cols["tool_name"]):
+            # The hook's own rule: a tool memhooks does not capture keeps metadata only,
+            # even when it was journaled whole (an older hook, a replayed file).
+            import hashlib
+
+            parsed.state, parsed.error = "skipped", "not a captured tool (metadata only)"
+            parsed.payload = json.dumps({
+                "hook_event_name": name, "tool_name": (cols["tool_name"] or "")[:200],
+                "session_id": cols["session_id"], "tool_use_id": cols["tool_use_id"],
+                "cwd": cols["cwd"], "memhooks_metadata_only": True,
+                "bytes": len(payload.encode("utf-8", "surrogatepass")),
+                "sha256": hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest(),
+            })
+            return parsed
     try:
         result = route(event)
     except Exception as exc:  # noqa: BLE001 - an adapter bug fails one event, not the batch
