@@ -586,3 +586,10 @@ def test_the_ingester_strips_an_uncaptured_tool_journaled_whole(store):
     payload, state = db_rows(store, "SELECT payload, state FROM events")[0]
     assert state == "skipped" and secret not in payload
     assert json.loads(payload)["tool_name"] == "Bash"
+    conn = sqlite3.connect(str(journal_file(store)))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    for suffix in ("", "-wal"):
+        p = str(journal_file(store)) + suffix
+        if os.path.exists(p):
+            assert secret.encode() not in open(p, "rb").read()

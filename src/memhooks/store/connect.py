@@ -145,6 +145,9 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
         conn.execute("ATTACH DATABASE ? AS journal", (jpath,))
         _ensure_wal(conn, "journal")
         conn.execute("PRAGMA journal.synchronous = NORMAL")
+        # Ingestion rewrites payloads (re-redacted, or cut to metadata): the old bytes are
+        # zeroed, not left in free pages.
+        conn.execute("PRAGMA journal.secure_delete = ON")
         ensure_journal_schema(conn, "journal")
         if migrate:
             apply_migrations(conn)
