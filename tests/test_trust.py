@@ -593,3 +593,29 @@ def test_the_ingester_strips_an_uncaptured_tool_journaled_whole(store):
         p = str(journal_file(store)) + suffix
         if os.path.exists(p):
             assert secret.encode() not in open(p, "rb").read()
+
+
+def test_readable_rows_of_a_damaged_journal_are_salvaged_by_the_ingester(store):
+    """Pages of the journal are damaged past its first ones: capture goes on in a fresh
+    journal, and the ingester copies back every row it can still read."""
+    _journal(store, [_valid_c7(str(i)) for i in range(40)])
+    ingest(store)
+    jf = journal_file(store)
+    conn = sqlite3.connect(str(jf))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(jf.read_bytes())
+    data[len(data) - 4096:len(data) - 4096 + 200] = os.urandom(200)  # one page near the end
+    jf.write_bytes(bytes(data))
+    from memhooks.store import health
+
+    assert health.heal_journal(str(store), "test")
+    r = subprocess.run([sys.executable, str(ROOT / "src" / "memhooks" / "_entry.py"), "ingest"],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0
+    ids = [row[0] for row in db_rows(jf, "SELECT id FROM events WHERE hook_event_name ="
+                                     " 'PostToolUse'")]
+    assert 0 < len(ids) <= 40 and ids[0] == 1
+    kinds = [i["kind"] for i in health.incidents(str(store))]
+    assert kinds.count("salvage") == 1
+    assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 40  # projections kept

@@ -59,6 +59,7 @@ def main(args: list[str]) -> int:
 
             if health.due(db):
                 health.check_now(db)  # at most once an interval, never on a hook's path
+            health.salvage_journals(db)  # rows still readable in a journal moved aside
             while True:
                 _ingest_once(db, ingest_pending, connect)
                 # Release, then look again: a hook that journaled after our last

@@ -111,6 +111,9 @@ def _check_healing(db: str) -> Check:
             notes.append(f"{when}: damaged store moved aside to {inc.get('moved_to')}"
                          f" ({inc.get('reason')}); rebuilt from {inc.get('events_reset', 0)}"
                          " journaled events")
+        elif inc.get("kind") == "salvage":
+            notes.append(f"{when}: {inc.get('rows', 0)} readable events copied back from"
+                         f" {inc.get('of')}" + ("" if inc.get("complete") else " (some unreadable)"))
         else:
             notes.append(f"{when}: damaged journal moved aside to {inc.get('moved_to')}"
                          f" ({inc.get('reason')}); capture went on in a fresh journal")

@@ -278,3 +278,84 @@ def error_line(exc, db: str | None = None) -> str:
                 if healed else "see `memhooks doctor`")
         return f"memhooks: the store at {path} is damaged ({exc}); {tail}"
     return f"memhooks: cannot read the store at {path}: {exc} (see `memhooks doctor`)"
+
+
+def salvage_journals(db: str, budget_s: float = 5.0) -> int:
+    """Copy what can still be read from journals moved aside into the live journal
+    (ids, states and reasons kept; rows already there are left alone), once per moved
+    file. Run by the ingester, never by a hook. Returns the rows copied."""
+    done = {i.get("of") for i in incidents(db) if i.get("kind") == "salvage"}
+    todo = [i.get("moved_to") for i in incidents(db)
+            if i.get("kind") == "journal" and i.get("moved_to") and i.get("moved_to") not in done]
+    total = 0
+    for moved in todo:
+        if not os.path.exists(moved):
+            continue
+        rows, readable = _salvage_one(db, moved, time.monotonic() + budget_s)
+        total += rows
+        record(db, kind="salvage", of=moved, rows=rows, complete=readable)
+    return total
+
+
+_COLS = ("id, received_at, hook_event_name, session_id, tool_name, tool_use_id, cwd, project,"
+         " payload, bytes, state, error, processed_at")
+
+
+def _readable_ids(src) -> list[int] | None:
+    """The event ids: from the table, else from an index (which holds them too)."""
+    import sqlite3
+
+    for sql in ("SELECT id FROM events ORDER BY id",
+                "SELECT id FROM events INDEXED BY events_state WHERE state IS NOT NULL",
+                "SELECT id FROM events INDEXED BY events_pending WHERE state = 'pending'"):
+        try:
+            return sorted(r[0] for r in src.execute(sql))
+        except sqlite3.DatabaseError:
+            continue
+    return None
+
+
+def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
+    import sqlite3
+    from urllib.parse import quote
+
+    from memhooks.config import journal_path
+    from memhooks.store.connect import _open, ensure_journal_schema
+
+    try:
+        src = sqlite3.connect(f"file:{quote(moved)}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return 0, False
+    dst = _open(journal_path(db))
+    copied, complete = 0, True
+    try:
+        ensure_journal_schema(dst, "main")
+        ids = _readable_ids(src)
+        if ids is None:
+            return 0, False
+        for start in range(0, len(ids), 200):
+            if time.monotonic() > deadline:
+                complete = False
+                break
+            rows = []
+            for event_id in ids[start:start + 200]:
+                try:  # one row at a time: a damaged leaf page loses only its own rows
+                    row = src.execute(f"SELECT {_COLS} FROM events WHERE id = ?",  # noqa: S608
+                                      (event_id,)).fetchone()
+                except sqlite3.DatabaseError:
+                    complete = False
+                    continue
+                if row is not None:
+                    rows.append(row)
+            dst.execute("BEGIN IMMEDIATE")
+            for row in rows:
+                cur = dst.execute(f"INSERT OR IGNORE INTO events ({_COLS}) VALUES"  # noqa: S608
+                                  " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                copied += cur.rowcount
+            dst.execute("COMMIT")
+    except sqlite3.Error:
+        complete = False
+    finally:
+        src.close()
+        dst.close()
+    return copied, complete
