@@ -265,8 +265,10 @@ def _register_commands() -> None:
     from memhooks.cli import exchange as cli_exchange
     from memhooks.cli import install as cli_install
     from memhooks.cli import recall as cli_recall
+    from memhooks.cli import transcripts as cli_transcripts
 
     cli_recall.register(main)
+    cli_transcripts.register(main)
     cli_exchange.register(main)
     cli_install.register(main)
 

@@ -223,3 +223,10 @@ def m005_serving(conn):
         "CREATE INDEX IF NOT EXISTS serve_log_call ON serve_log(call_key, at)",
         "CREATE INDEX IF NOT EXISTS serve_log_day ON serve_log(day)",
     )
+
+
+@migration
+def m006_events_tool_call_index(conn):
+    """Find a session's journaled tool calls quickly (importing transcripts skips those)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone():
+        conn.execute("CREATE INDEX IF NOT EXISTS events_session_tool ON events(session_id, tool_use_id)")
