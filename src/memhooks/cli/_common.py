@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import click
 
@@ -12,6 +14,31 @@ class Fail(click.ClickException):
 
     def show(self, file=None):
         click.echo(f"memhooks: {self.format_message()}", err=True)
+
+
+NEXT_STEPS = ("memhooks install (or load the plugin) to capture from now on; "
+              "memhooks import-transcripts to backfill from past sessions; "
+              "memhooks warm to pre-resolve this project's libraries")
+
+
+def store_exists() -> bool:
+    from memhooks.config import db_path
+
+    return os.path.isfile(db_path())
+
+
+def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str = "") -> None:
+    """For a read command on a machine without a store: say so, touch nothing, and exit:
+    0 for people, 1 for --json callers (who need to tell "no store" from "nothing found")."""
+    from memhooks.config import db_path
+
+    path = db_path()
+    if as_json:
+        echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
+        sys.exit(1)
+    click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}.")
+    click.echo(f"Next: {NEXT_STEPS}.")
+    sys.exit(0)
 
 
 def open_store(ingest: bool = True):

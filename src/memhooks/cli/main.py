@@ -124,9 +124,12 @@ def _project(project: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole entry as JSON.")
 def cache_lookup(name, project, as_json):
     """Print the Context7 library ID for NAME; exit 1 on a miss."""
-    from memhooks.recall.lc_cache import lookup
+    from memhooks.cli._common import no_store, store_exists
     from memhooks.ingest.pipeline import ingest_pending
+    from memhooks.recall.lc_cache import lookup
 
+    if not store_exists():
+        no_store(as_json, {"name": name, "hit": False})
     conn = open_store()
     try:
         hit = lookup(conn, name, _project(project), on_pending=lambda: ingest_pending(conn))
@@ -145,8 +148,11 @@ def cache_lookup(name, project, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with the body and its document id.")
 def cache_lookup_docs(library_id, topic, as_json):
     """Print the cached docs for LIBRARY_ID and TOPIC; exit 1 on a miss."""
+    from memhooks.cli._common import no_store, store_exists
     from memhooks.recall.lc_cache import lookup_docs
 
+    if not store_exists():
+        no_store(as_json, {"library_id": library_id, "topic": topic, "hit": False})
     conn = open_store()
     try:
         hit = lookup_docs(conn, library_id, topic, _project(None))

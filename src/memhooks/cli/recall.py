@@ -14,9 +14,12 @@ def register(main: click.Group) -> None:
         main.add_command(cmd)
 
 
-def _store():
-    from memhooks.cli._common import open_store
+def _store(as_json: bool = False, json_extra: dict | None = None):
+    """Open the store for reading; without one, say so and exit (nothing is created)."""
+    from memhooks.cli._common import no_store, open_store, store_exists
 
+    if not store_exists():
+        no_store(as_json, json_extra)
     return open_store(ingest=True)
 
 
@@ -31,7 +34,7 @@ def search_cmd(query, limit, as_json):
     from memhooks.recall import search
     from memhooks.cli._common import echo_json
 
-    conn = _store()
+    conn = _store(as_json, {"query": query, "count": 0, "results": []})
     try:
         results = search.search_documents(conn, query, limit)
     finally:
@@ -53,7 +56,7 @@ def show_cmd(doc_id, max_chars, as_json):
     from memhooks.recall import search
     from memhooks.cli._common import Fail, echo_json
 
-    conn = _store()
+    conn = _store(as_json, {"id": doc_id})
     try:
         doc = search.get_document(conn, doc_id, max_chars)
     finally:
@@ -76,7 +79,7 @@ def stats_cmd(as_json, project):
     from memhooks.cli._common import echo_json
     from memhooks.config import db_path
 
-    conn = _store()
+    conn = _store(as_json)
     try:
         data = stats.gather(conn, db_path(), project=os.path.realpath(project) if project else None)
     finally:

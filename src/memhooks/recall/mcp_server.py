@@ -53,9 +53,19 @@ LOOKUP_DESCRIPTION = (
 )
 
 
+NO_STORE = ("memhooks has no store yet: nothing has been captured on this machine so far, so "
+            "there is nothing to search. Documentation fetched with Context7, Exa, WebFetch or "
+            "WebSearch from now on is kept (and `memhooks import-transcripts` backfills past "
+            "sessions); fetch what you need live for now.")
+
+
 def _open_reader():
+    """The store, projected up to date; None when there is none (a read never creates it)."""
+    from memhooks.config import db_path
     from memhooks.ingest.pipeline import open_reader
 
+    if not os.path.isfile(db_path()):
+        return None
     return open_reader()
 
 
@@ -65,6 +75,8 @@ def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
     from memhooks.recall import search
 
     conn = _open_reader()
+    if conn is None:
+        return NO_STORE, False
     try:
         results = search.search_documents(conn, query, limit)
     finally:
@@ -76,6 +88,8 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
     from memhooks.recall import search
 
     conn = _open_reader()
+    if conn is None:
+        return NO_STORE, True
     try:
         doc = search.get_document(conn, doc_id, max_chars)
     finally:
@@ -91,6 +105,8 @@ def tool_lookup(name: str) -> tuple[str, bool]:
     from memhooks.config import project_dir
 
     conn = _open_reader()
+    if conn is None:
+        return NO_STORE, False
     try:
         answer = search.lookup_library(conn, name, project_dir())
     finally:
