@@ -16,11 +16,6 @@ class Fail(click.ClickException):
         click.echo(f"memhooks: {self.format_message()}", err=True)
 
 
-NEXT_STEPS = ("memhooks install (or load the plugin) to capture from now on; "
-              "memhooks import-transcripts to backfill from past sessions; "
-              "memhooks warm to pre-resolve this project's libraries")
-
-
 def store_exists() -> bool:
     from memhooks.config import db_path
 
@@ -36,8 +31,11 @@ def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str
     if as_json:
         echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
         sys.exit(1)
-    click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}.")
-    click.echo(f"Next: {NEXT_STEPS}.")
+    from memhooks.recall.stats import next_steps_lines
+
+    click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}. Next:")
+    for line in next_steps_lines():
+        click.echo(line)
     sys.exit(0)
 
 

@@ -230,3 +230,21 @@ def m006_events_tool_call_index(conn):
     """Find a session's journaled tool calls quickly (importing transcripts skips those)."""
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone():
         conn.execute("CREATE INDEX IF NOT EXISTS events_session_tool ON events(session_id, tool_use_id)")
+
+
+@migration
+def m007_document_reads(conn):
+    """Who read what, per UTC day: the agent (MCP tools, lc-cache-lookup-docs, serving) or the
+    user's own `memhooks search`/`show`. Keyed by content_hash so a reindex keeps it."""
+    _run(
+        conn,
+        """CREATE TABLE IF NOT EXISTS document_reads (
+            content_hash TEXT NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('agent', 'user')),
+            day TEXT NOT NULL,
+            reads INTEGER NOT NULL DEFAULT 0,
+            last_at REAL,
+            PRIMARY KEY (content_hash, origin, day)
+        )""",
+        "CREATE INDEX IF NOT EXISTS document_reads_day ON document_reads(day, origin)",
+    )
