@@ -25,7 +25,8 @@ def _store(as_json: bool = False, json_extra: dict | None = None):
 
 @click.command("search")
 @click.argument("query")
-@click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="How many results, 1 to 100 (the MCP tool takes the same bounds).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def search_cmd(query, limit, as_json):
     """Search every cached document (BM25, titles weighted above bodies).
@@ -43,7 +44,7 @@ def search_cmd(query, limit, as_json):
         echo_json({"query": query, "count": len(results),
                    "results": [search.fenced(r) for r in results]})
         return
-    click.echo(search.results_markdown(query, results))
+    click.echo(search.results_markdown(query, results, person=True))
 
 
 @click.command("show")

@@ -36,8 +36,8 @@ SEARCH_DESCRIPTION = (
     "Context7 docs, Exa results, WebFetch pages, WebSearch results. Any text works as a query "
     "(words, library names like @tanstack/react-query, code fragments). Each result says where "
     "it came from (source, source_tool, type, URL or library ID, topic), has a snippet, the "
-    "capture date, how often it was read, and a citation to use when quoting it. Every result "
-    "counts as one access."
+    "capture date, how often it was read, and a citation to use when quoting it. limit: 1 to 100 "
+    "results (default 10). Every result counts as one access."
 )
 
 GET_DESCRIPTION = (
@@ -73,6 +73,10 @@ def _open_reader():
 
 def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
     from memhooks.recall import search
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
+        return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
+                f"got {search.one_line(str(limit), 20)}"), True
 
     conn = _open_reader()
     if conn is None:

@@ -550,11 +550,19 @@ def _where(r: dict) -> str:
     return one_line(r.get("source"), 200)
 
 
-def results_markdown(query: str, results: list[dict]) -> str:
+def results_markdown(query: str, results: list[dict], *, person: bool = False) -> str:
+    """Markdown for the agent (MCP), or for a person at the terminal (`memhooks search`)."""
     shown = one_line(query, 120)
     if not (query or "").strip():
+        if person:
+            return "Empty query: nothing searched. Give some words, e.g. memhooks search 'useEffect cleanup'."
         return "Empty query: nothing searched. Pass words to look for in the cached documentation."
     if not results:
+        if person:
+            return (f'No cached documents match "{shown}".\n'
+                    "memhooks keeps what your agent fetched (Context7, Exa, WebFetch, WebSearch). "
+                    "Try fewer or other words; `memhooks stats` shows what is stored, and "
+                    "`memhooks import-transcripts` adds what past sessions fetched.")
         return (f'No cached documents match "{shown}". The cache holds only documentation '
                 "fetched earlier (Context7, Exa, WebFetch, WebSearch); look it up live instead.")
     how = {r["match"] for r in results}
@@ -570,7 +578,8 @@ def results_markdown(query: str, results: list[dict]) -> str:
         lines += _about(r, f"{r.get('bytes') or 0:,} bytes")
         lines.append(fence(r.get("snippet") or ""))
         lines.append("")
-    lines.append("Call get_document(id) for a document's full text.")
+    lines.append("`memhooks show ID` prints a document's full text." if person
+                 else "Call get_document(id) for a document's full text.")
     return "\n".join(lines)
 
 
