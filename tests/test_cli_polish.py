@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 import anyio
 import pytest

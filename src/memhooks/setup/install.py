@@ -217,7 +217,7 @@ class JsonFile:
     compact: bool = False
 
     @classmethod
-    def load(cls, path: str) -> "JsonFile":
+    def load(cls, path: str) -> JsonFile:
         real = os.path.realpath(path)
         try:
             with open(real, "rb") as fh:
