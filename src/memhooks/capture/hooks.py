@@ -15,8 +15,8 @@ ENTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
     """Read stdin and journal it; spool it if the store is unusable. Returns (db, id)."""
-    from memhooks.config import db_path, project_dir
     from memhooks.capture.journal import prepare, read_capped
+    from memhooks.config import db_path, project_dir
 
     db = db_path()
     raw, total = read_capped(sys.stdin.buffer)
