@@ -264,3 +264,24 @@ def test_memory_stays_flat_from_20_to_200_mb(tmp_path):
         path.unlink()
     print(f"peak RSS: 20 MB -> {peaks[20] / 1024:.1f} MiB, 200 MB -> {peaks[200] / 1024:.1f} MiB")
     assert peaks[200] < peaks[20] + 16 * 1024, peaks
+
+
+def test_secrets_in_a_transcript_never_reach_the_store(store, tmp_path):
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    key = "sk-ant-" + "x" * 30
+    lines = []
+    for row in (FIXTURES / "capture.jsonl").read_text().splitlines():
+        if '"WebFetch"' in row or "flux capacitor" in row:
+            row = row.replace("https://127.0.0.1:8443/page", f"https://127.0.0.1:8443/page?api_key={key}")
+            row = row.replace("Summary of the page:", f"Summary of the page (token {secret}):")
+        lines.append(row)
+    path = tmp_path / "secret.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = _json(cli("import-transcripts", "--json", path))
+    assert out["events"]["new"] == 6
+    for table, col in (("events", "payload"), ("documents", "content"), ("documents", "url"),
+                       ("documents", "source"), ("documents", "metadata")):
+        blob = " ".join(str(v) for (v,) in db_rows(store, f"SELECT {col} FROM {table}"))
+        assert secret not in blob and key not in blob, (table, col)
+    raw = b"".join(p.read_bytes() for p in store.parent.iterdir() if p.is_file())
+    assert secret.encode() not in raw and key.encode() not in raw
