@@ -310,8 +310,7 @@ def render(data: dict, console=None) -> None:
     console.print(cap)
 
     agent, user = a.get("agent") or {}, a.get("user") or {}
-    own = (f"; your own search/show: {plural(user.get('reads', 0), 'read')}"
-           if user.get("reads") else "")
+    own = (f"; yours: {plural(user.get('reads', 0), 'read')}" if user.get("reads") else "")
     if a["top"]:
         top = Table(title=f"Most read by the agent ({plural(agent.get('reads', 0), 'read')} of "
                           f"{plural(agent.get('documents_read', 0), 'document')}{own})",
@@ -326,8 +325,8 @@ def render(data: dict, console=None) -> None:
         console.print(top)
     else:
         console.print(f"Most read by the agent: no reads yet{own}. The agent reads through the "
-                      "MCP tools, lc-cache-lookup-docs and answers served from the store.",
-                      highlight=False)
+                      "MCP tools, lc-cache-lookup-docs and answers served from the store "
+                      "(your own search/show are counted apart).", highlight=False)
 
     tiers = Table(title="Cache", title_justify="left")
     for col in ("tier", "entries", "fresh", "negative", "hits", "misses", "hit rate"):
