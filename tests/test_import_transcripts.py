@@ -285,3 +285,16 @@ def test_secrets_in_a_transcript_never_reach_the_store(store, tmp_path):
         assert secret not in blob and key not in blob, (table, col)
     raw = b"".join(p.read_bytes() for p in store.parent.iterdir() if p.is_file())
     assert secret.encode() not in raw and key.encode() not in raw
+
+
+def test_lines_without_session_id_take_the_file_name(tmp_path):
+    rows = []
+    for row in (FIXTURES / "capture.jsonl").read_text().splitlines():
+        d = json.loads(row)
+        d.pop("sessionId", None)
+        rows.append(json.dumps(d))
+    path = tmp_path / "0f0e0d0c-1111-4222-8333-444455556666.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    calls, stats = _read_all(path)
+    assert len(calls) == 6 and stats.unknown_shapes == 0
+    assert {c.session_id for c in calls} == {"0f0e0d0c-1111-4222-8333-444455556666"}

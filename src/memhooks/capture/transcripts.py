@@ -225,6 +225,10 @@ def read_transcript(fh, path: str, stats: ReadStats, *, max_line_bytes: int = MA
     `fh` is a binary file; `path` is what the payload names as its transcript;
     `tick(bytes_read)` is called every few hundred lines."""
     pending: OrderedDict = OrderedDict()
+    # Claude Code names the file after the session: the fallback for a line without sessionId.
+    stem = os.path.basename(path)
+    stem = stem[:-len(".jsonl")] if stem.endswith(".jsonl") else ""
+    file_session = stem if stem and not stem.startswith("agent-") else None
     for number, raw in _lines(fh, max_line_bytes, stats):
         if tick is not None and number % 256 == 0:
             tick(stats.bytes_read)
@@ -250,7 +254,7 @@ def read_transcript(fh, path: str, stats: ReadStats, *, max_line_bytes: int = MA
             stats.unknown_shapes += 1
             continue
         session = row.get("sessionId")
-        session = session if isinstance(session, str) and session else None
+        session = session if isinstance(session, str) and session else file_session
         cwd = row.get("cwd") if isinstance(row.get("cwd"), str) else None
         at = parse_time(row.get("timestamp"))
         if kind == "assistant":
