@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.capture.journal import append, prepare
+from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.store.connect import connect, transaction
 
 

@@ -264,7 +264,7 @@ def warm_rows(entries) -> list[str]:
     width = min(44, max((len(x) for x in labels), default=0))
     idw = min(40, max((len(r.library_id or "-") for r in entries), default=1))
     return [f"{label:<{width}}  {(r.library_id or '-'):<{idw}}  {WARM_STATUS.get(r.how, r.how)}"
-            for label, r in zip(labels, entries)]
+            for label, r in zip(labels, entries, strict=True)]
 
 
 @main.command()
