@@ -172,6 +172,9 @@ def test_concurrent_writers_do_not_overwrite_each_other(store):
 
 
 def test_cli_cache_commands_exit_non_zero_on_a_miss(store, tmp_path):
+    from memhooks.store.connect import connect
+
+    connect(str(store)).close()  # a miss in an empty store (no store at all: tests/test_no_store.py)
     r = run(["memhooks", "cache", "lookup", "react", "--json"])
     assert r.returncode == 1 and json.loads(r.stdout) == {"name": "react", "hit": False}
     f = tmp_path / "d.md"

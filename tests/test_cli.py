@@ -20,6 +20,9 @@ CASES = [
 
 @pytest.mark.parametrize("argv,code,words", CASES, ids=[" ".join(c[0]) for c in CASES])
 def test_errors_are_one_line(store, argv, code, words):
+    from memhooks.store.connect import connect
+
+    connect(str(store)).close()  # an empty store: without one, readers say so and exit 0
     r = run(["memhooks", *argv])
     assert r.returncode == code
     err = r.stderr.decode().strip()

@@ -393,6 +393,9 @@ def test_cli_search_show(db, conn):
 
 
 def test_cli_show_missing_id_is_one_line_error(db):
+    from memhooks.store.connect import connect
+
+    connect(db).close()  # an empty store (no store at all: tests/test_no_store.py)
     proc = subprocess.run(["memhooks", "show", "424242"], capture_output=True, text=True,
                           env={**os.environ, "MEMHOOKS_DB": db}, timeout=60)
     assert proc.returncode != 0

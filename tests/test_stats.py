@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 
 TOP_KEYS = {"schema", "generated_at", "project", "db", "documents", "captures", "access",
-            "tier1", "tier2", "events", "serving"}
+            "tier1", "tier2", "events", "serving", "daily"}
 
 
 def jsonl(tmp_path: Path, names: list[str], fname: str = "events.jsonl") -> str:
@@ -163,7 +163,8 @@ def test_cli_stats_json_keys_are_stable(filled):
     assert set(data["captures"]) == {"count", "unique_documents", "captured_bytes", "unique_bytes",
                                      "dedup_saved_bytes", "oldest_epoch", "oldest", "newest_epoch",
                                      "newest"}
-    assert set(data["access"]) == {"total", "documents_accessed", "top"}
+    assert set(data["access"]) == {"total", "documents_accessed", "top", "agent", "user"}
+    assert set(data["daily"]) == {"days", "captures", "agent_reads", "user_reads", "calls_avoided"}
     for tier in ("tier1", "tier2"):
         assert set(data[tier]) == {"total", "fresh", "negative", "negative_fresh", "hits", "misses",
                                    "hit_rate"}
@@ -191,7 +192,7 @@ def test_every_json_key_is_documented(filled):
 def test_cli_stats_table(filled):
     res = CliRunner().invoke(cli_main, ["stats"], terminal_width=160)
     assert res.exit_code == 0, res.output
-    for heading in ("Documents", "Captures and dedup", "saved by dedup", "Most read documents",
+    for heading in ("Documents", "Captures and dedup", "saved by dedup", "Most read by the agent",
                     "Cache", "tier1", "tier2", "Events", "skipped", "Skip reasons"):
         assert heading in res.output
 
@@ -207,3 +208,66 @@ def test_render_to_console(filled):
     buf = io.StringIO()
     stats.render(data, console=Console(file=buf, width=140))
     assert "context7" in buf.getvalue() and "hit rate" in buf.getvalue()
+
+
+def test_reads_split_agent_from_user(filled):
+    """The user's own `memhooks search`/`show` are counted apart; "most read" is the agent's."""
+    db = filled["db"]
+    conn = connect(db)
+    try:
+        react_id = conn.execute(
+            "SELECT id FROM documents WHERE library_id = '/facebook/react'").fetchone()[0]
+        web_id = conn.execute("SELECT id FROM documents WHERE source_tool = 'webfetch'").fetchone()[0]
+    finally:
+        conn.close()
+    from memhooks.recall.mcp_server import tool_get, tool_search
+
+    tool_search("useEffect cleanup")  # agent (MCP)
+    tool_get(react_id)  # agent (MCP)
+    runner = CliRunner()
+    for _ in range(3):  # the user reads the web page a lot
+        assert runner.invoke(cli_main, ["show", str(web_id)]).exit_code == 0
+    assert runner.invoke(cli_main, ["search", "flux capacitor"]).exit_code == 0
+    data = json.loads(runner.invoke(cli_main, ["stats", "--json"]).output)
+    a = data["access"]
+    assert a["agent"]["reads"] >= 2 and a["user"]["reads"] >= 3
+    assert [r["id"] for r in a["top"]][0] == react_id
+    assert web_id not in [r["id"] for r in a["top"] if r["agent_reads"] == 0]
+    assert all(r["agent_reads"] > 0 for r in a["top"])
+    row = [r for r in a["top"] if r["id"] == react_id][0]
+    assert row["agent_reads"] >= 2 and row["access_count"] >= row["agent_reads"]
+    today = data["daily"]["days"][-1]
+    assert len(data["daily"]["days"]) == 30 and today == data["generated_at"][:10]
+    assert data["daily"]["agent_reads"][-1] == a["agent"]["reads"]
+    assert data["daily"]["user_reads"][-1] == a["user"]["reads"]
+    assert data["daily"]["captures"][-1] == data["captures"]["count"]
+
+
+def test_terminal_output_fits_80_columns_with_plurals_and_a_chart(filled):
+    res = CliRunner().invoke(cli_main, ["stats"], terminal_width=80, env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert all(len(line) <= 80 for line in lines), [ln for ln in lines if len(ln) > 80]
+    head = lines[0]
+    assert head.startswith("memhooks stats · all projects · ") and " documents · " in head
+    assert any(line.startswith("Last 30 days") for line in lines)
+    chart = [ln for ln in lines if ln.strip().startswith(("captures ", "agent reads", "calls avoided"))]
+    assert len(chart) == 3 and any(ch in chart[0] for ch in "▁▂▃▄▅▆▇█")
+    assert "1 documents" not in res.output and "(0 reads of 0 documents)" not in res.output
+    assert "Most read by the agent: no reads yet" in res.output
+
+
+def test_plural():
+    assert stats.plural(1, "document") == "1 document"
+    assert stats.plural(0, "document") == "0 documents"
+    assert stats.plural(2_000, "read") == "2,000 reads"
+
+
+def test_empty_store_says_what_to_do_next(env):
+    connect(env["db"]).close()
+    res = CliRunner().invoke(cli_main, ["stats"], terminal_width=80)
+    assert res.exit_code == 0, res.output
+    for words in ("Nothing captured yet", "memhooks install", "memhooks import-transcripts",
+                  "memhooks warm", "0 documents"):
+        assert words in res.output
+    assert "Documents:" not in res.output and "┏" not in res.output  # no empty tables

@@ -27,7 +27,8 @@ def _record_interpreter():
         return
     try:
         folder = os.path.dirname(target)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if not os.path.isdir(folder):
+            return  # no store folder yet: a read (lc-cache-lookup) never creates one
         tmp = "%s.%d" % (target, os.getpid())
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:

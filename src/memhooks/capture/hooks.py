@@ -127,12 +127,48 @@ def _ensure_python() -> str | None:
         return None
     from memhooks import bootstrap
 
-    full, _status, message = bootstrap.ensure(state, os.path.abspath(root))
+    root = os.path.abspath(root)
+    full, status, message = bootstrap.ensure(state, root)
     if full:
         os.environ["MEMHOOKS_PYTHON"] = full
     else:
         os.environ["MEMHOOKS_NO_SPAWN"] = "1"  # no python with the dependencies yet
-    return message
+    offer = None
+    try:
+        offer = _import_offer(state, root, full, status)
+    except Exception:  # noqa: BLE001 - an offer is never worth a failed hook
+        pass
+    return "\n".join(m for m in (message, offer) if m) or None
+
+
+IMPORT_OFFER = "notice-import-offer"
+
+
+def _import_offer(state: str, root: str, full: str | None, status: str) -> str | None:
+    """Once per plugin install: one line saying how to backfill the store from past sessions
+    (`memhooks import-transcripts`, never run unasked), with the exact command for this
+    plugin's store and python."""
+    if status not in ("ok", "building") or os.path.exists(os.path.join(state, IMPORT_OFFER)):
+        return None
+    from memhooks import bootstrap
+
+    if os.path.exists(os.path.join(state, bootstrap.NOTICE_VENV_FAILED)):
+        return None  # its setup failed: the command would not run yet
+    import shlex
+
+    from memhooks.config import db_path
+
+    venv_memhooks = os.path.join(state, bootstrap.VENV, "bin", "memhooks")
+    db = shlex.quote(db_path())
+    if full is None or os.path.isfile(venv_memhooks):
+        cmd = f"MEMHOOKS_DB={db} {shlex.quote(venv_memhooks)} import-transcripts"
+    else:
+        cmd = (f"PYTHONPATH={shlex.quote(os.path.join(root, 'src'))} MEMHOOKS_DB={db} "
+               f"{shlex.quote(full)} -m memhooks.cli.main import-transcripts")
+    when = " once its setup is done" if full is None else ""
+    return bootstrap._notice_once(state, IMPORT_OFFER, (
+        f"memhooks: to add the docs your past Claude Code sessions fetched, run in a terminal{when}: "
+        f"{cmd}  (add --dry-run to preview)"))
 
 
 def _has_dependencies() -> bool:
@@ -218,7 +254,9 @@ def session_start() -> int:
 
 def session_warm() -> int:
     """The slow half of SessionStart, run by a python with the dependencies: print the hook's
-    JSON object (or nothing)."""
+    JSON object (or nothing). A python without them does nothing (no doomed API attempt)."""
+    if not _has_dependencies():
+        return 0
     try:
         from memhooks.config import db_path, project_dir
         from memhooks.warm.fastpath import session_start_output

@@ -36,6 +36,10 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
 
 
 def main(args: list[str]) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("pydantic") is None:
+        return 0  # a python without the dependencies: the events wait for one that has them
     try:
         import fcntl
 

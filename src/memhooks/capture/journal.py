@@ -280,3 +280,12 @@ def drain_spool(conn, db: str) -> int:
                 pass
             moved += 1
     return moved
+
+
+def tool_use_ids(conn, session_id: str) -> set:
+    """The tool_use ids journaled for one session, whatever their state (ingestion fills
+    the session and tool_use columns from the payload). Used to import a transcript's
+    tool calls once, and not the ones a live hook already journaled."""
+    return {r[0] for r in conn.execute(
+        "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
+        (session_id,))}

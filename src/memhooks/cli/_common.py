@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import click
 
@@ -18,6 +20,29 @@ def store_error_line(exc) -> str:
     from memhooks.store.health import error_line
 
     return error_line(exc)
+
+
+def store_exists() -> bool:
+    from memhooks.config import db_path
+
+    return os.path.isfile(db_path())
+
+
+def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str = "") -> None:
+    """For a read command on a machine without a store: say so, touch nothing, and exit:
+    0 for people, 1 for --json callers (who need to tell "no store" from "nothing found")."""
+    from memhooks.config import db_path
+
+    path = db_path()
+    if as_json:
+        echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
+        sys.exit(1)
+    from memhooks.recall.stats import next_steps_lines
+
+    click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}. Next:")
+    for line in next_steps_lines():
+        click.echo(line)
+    sys.exit(0)
 
 
 def open_store(ingest: bool = True):

@@ -19,8 +19,12 @@ def register(main: click.Group) -> None:
               help="Write to this file (default: stdout).")
 def export_cmd(output):
     """Write documents, libraries and tier1 entries as JSON Lines."""
+    from memhooks.cli._common import store_exists
     from memhooks.store.exchange import export_lines
 
+    if not store_exists():
+        click.echo("memhooks: no store yet: nothing to export", err=True)
+        return
     conn = open_store()
     try:
         count = 0

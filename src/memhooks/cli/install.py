@@ -12,11 +12,11 @@ SCOPE_HELP = ("user: ~/.claude/settings.json + ~/.claude.json; project: .claude/
               ".mcp.json; local: .claude/settings.local.json + ~/.claude.json projects[DIR]")
 
 
-def _run(action: str, scope: str, project: str | None, dry_run: bool) -> None:
+def _run(action: str, scope: str, project: str | None, dry_run: bool, allow: bool = False) -> None:
     from memhooks.setup.install import InstallError, diff, run
 
     try:
-        p = run(action, scope, project, dry_run=dry_run)
+        p = run(action, scope, project, dry_run=dry_run, allow=allow)
     except InstallError as exc:
         click.echo(f"memhooks: {exc}", err=True)
         sys.exit(1)
@@ -26,6 +26,8 @@ def _run(action: str, scope: str, project: str | None, dry_run: bool) -> None:
         state = "installed" if action == "install" else "not installed"
         click.echo(f"memhooks is {'already ' if action == 'install' else ''}{state} "
                    f"({scope} scope); nothing changed")
+        if action == "install":
+            _after_install(p, dry_run)
         return
     for ch in p.changes:
         if dry_run:
@@ -38,6 +40,21 @@ def _run(action: str, scope: str, project: str | None, dry_run: bool) -> None:
     if action == "install" and scope == "project" and not dry_run:
         click.echo("memhooks: project MCP servers in .mcp.json need approval in Claude Code "
                    "(or \"enableAllProjectMcpServers\": true)", err=True)
+    if action == "install":
+        _after_install(p, dry_run)
+
+
+def _after_install(p, dry_run: bool) -> None:
+    """Say which permissions to allow (unless --allow added them), and offer the backfill."""
+    if p.rules_missing:
+        click.echo(f"To let the agent use memhooks' read-only tools without a prompt each time, "
+                   f"add to \"permissions\": {{\"allow\": [...]}} in {p.rules_file} "
+                   f"(or run `memhooks install --allow`):", err=True)
+        click.echo(json.dumps(p.rules_missing, indent=2), err=True)
+    if not dry_run:
+        from memhooks.cli.transcripts import OFFER
+
+        click.echo(OFFER, err=True)
 
 
 def _scope_options(fn):
@@ -53,14 +70,20 @@ def _scope_options(fn):
 def register(main: click.Group) -> None:
     @main.command()
     @_scope_options
-    def install(scope, project, dry_run):
-        """Register memhooks' hooks and MCP server in Claude Code's settings (pip/uv installs)."""
-        _run("install", scope, project, dry_run)
+    @click.option("--allow", is_flag=True,
+                  help="Also allow memhooks' read-only tools (its MCP tools, lc-cache-lookup and "
+                       "lc-cache-lookup-docs by exact path) in the scope's permissions.allow.")
+    def install(scope, project, dry_run, allow):
+        """Register memhooks' hooks and MCP server in Claude Code's settings (pip/uv installs).
+
+        Never runs anything else: it prints the permission rules to add (or adds them with
+        --allow) and how to backfill from past sessions (`memhooks import-transcripts`)."""
+        _run("install", scope, project, dry_run, allow)
 
     @main.command()
     @_scope_options
     def uninstall(scope, project, dry_run):
-        """Remove what `memhooks install` added (and nothing else)."""
+        """Remove what `memhooks install` added, its allow rules too (and nothing else)."""
         _run("uninstall", scope, project, dry_run)
 
     @main.command()

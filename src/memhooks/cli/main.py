@@ -41,10 +41,32 @@ class OneLineErrors(click.Group):
             sys.exit(1)
 
 
-@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+SHORT_USAGE = """memhooks keeps the library docs your coding agent looks up.
+
+usage: memhooks COMMAND [ARGS]...
+
+get started
+  install             register the hooks and MCP server with Claude Code
+  import-transcripts  backfill the store from your past Claude Code sessions
+  warm                pre-resolve this project's libraries to Context7 IDs
+
+look
+  stats               what is stored and how the agent uses it (--html FILE)
+  search QUERY        search every cached document
+  show ID             print one document
+  doctor              check the store, the hooks, the Python, the Context7 API
+
+`memhooks --help` lists every command; `memhooks COMMAND --help` explains one."""
+
+
+@click.group(cls=OneLineErrors, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memhooks")
-def main():
+@click.pass_context
+def main(ctx):
     """memhooks: capture, warm and recall the library docs your coding agent looks up."""
+    if ctx.invoked_subcommand is None:
+        click.echo(SHORT_USAGE)
 
 
 # ----------------------------------------------------------------------------- hooks
@@ -133,9 +155,12 @@ def _project(project: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole entry as JSON.")
 def cache_lookup(name, project, as_json):
     """Print the Context7 library ID for NAME; exit 1 on a miss."""
-    from memhooks.recall.lc_cache import lookup
+    from memhooks.cli._common import no_store, store_exists
     from memhooks.ingest.pipeline import ingest_pending
+    from memhooks.recall.lc_cache import lookup
 
+    if not store_exists():
+        no_store(as_json, {"name": name, "hit": False})
     conn = open_store()
     try:
         hit = lookup(conn, name, _project(project), on_pending=lambda: ingest_pending(conn))
@@ -154,8 +179,11 @@ def cache_lookup(name, project, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with the body and its document id.")
 def cache_lookup_docs(library_id, topic, as_json):
     """Print the cached docs for LIBRARY_ID and TOPIC; exit 1 on a miss."""
+    from memhooks.cli._common import no_store, store_exists
     from memhooks.recall.lc_cache import lookup_docs
 
+    if not store_exists():
+        no_store(as_json, {"library_id": library_id, "topic": topic, "hit": False})
     conn = open_store()
     try:
         hit = lookup_docs(conn, library_id, topic, _project(None))
@@ -218,11 +246,34 @@ def scan(directory, top_n, as_json):
                                   "kind": d.kind, "manifests": d.manifests} for d in ranked]})
         return
     for i, d in enumerate(ranked, 1):
-        click.echo(f"{i:3d}. {d.name}@{d.version or '-'}  [{d.ecosystem}, {d.kind}]")
+        click.echo(f"{i:3d}. {d.name}@{d.version or 'unpinned'}  [{d.ecosystem}, {d.kind}]")
     if not ranked:
         click.echo("no dependencies found", err=True)
     for err in result.errors:
         click.echo(f"skipped: {err}", err=True)
+
+
+# What each warm outcome means, in one word or two (memhooks.warm.resolve.Resolved.how).
+WARM_STATUS = {
+    "tier1": "cached",
+    "warm-local": "known",
+    "warm-api": "resolved",
+    "not-found": "not in Context7",
+    "api-error": "API error",
+    "api-timeout": "API timeout",
+    "api-rate-limited": "rate limited",
+    "unresolved": "not asked",
+}
+API_NEEDED = {"warm-api", "not-found", "api-error", "api-timeout", "api-rate-limited", "unresolved"}
+
+
+def warm_rows(entries) -> list[str]:
+    """One line per library: name@version (or unpinned), the library ID or -, a status word."""
+    labels = [f"{r.name}@{r.version or 'unpinned'}" for r in entries]
+    width = min(44, max((len(x) for x in labels), default=0))
+    idw = min(40, max((len(r.library_id or "-") for r in entries), default=1))
+    return [f"{label:<{width}}  {(r.library_id or '-'):<{idw}}  {WARM_STATUS.get(r.how, r.how)}"
+            for label, r in zip(labels, entries, strict=True)]
 
 
 @main.command()
@@ -231,7 +282,9 @@ def scan(directory, top_n, as_json):
 @click.option("--top", "top_n", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True)
 def warm(directory, budget, top_n, as_json):
-    """Pre-resolve the project's top libraries to Context7 IDs (tier1)."""
+    """Pre-resolve the project's top libraries to Context7 IDs (tier1).
+
+    Exits 1 when the Context7 API was needed and no library resolved."""
     from memhooks import config
     from memhooks.warm.resolve import warm as do_warm
 
@@ -244,29 +297,51 @@ def warm(directory, budget, top_n, as_json):
             from rich.console import Console
 
             with Console(stderr=True).status(f"scanning {project} …") as status:
+                asked: dict[str, str | None] = {}
+
                 def progress(r):
-                    status.update(f"ranked {r.name} ({r.how}) …")
+                    status.update(f"checking the cache: {r.name}")
+
+                def api_progress(name, state):
+                    asked[name] = state
+                    waiting = [n for n, st in asked.items() if st is None]
+                    done = len(asked) - len(waiting)
+                    now = ", ".join(waiting[:3]) + (" …" if len(waiting) > 3 else "")
+                    status.update(f"asking the Context7 API: {done}/{len(asked)} answered"
+                                  + (f"; waiting for {now}" if waiting else ""))
 
                 result = do_warm(conn, project, budget_s=budget, top_n=top_n, progress=progress,
-                                 retry_unreachable=True)
+                                 retry_unreachable=True, api_progress=api_progress)
     finally:
         conn.close()
+    api_needed = any(r.how in API_NEEDED for r in result.entries)
+    failed = api_needed and not result.resolved
     rows = [{"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
-             "library_id": r.library_id, "versioned_id": r.versioned_id, "how": r.how}
+             "library_id": r.library_id, "versioned_id": r.versioned_id, "how": r.how,
+             "status": WARM_STATUS.get(r.how, r.how)}
             for r in result.entries]
     if as_json:
         echo_json({"project": project, "entries": rows, "files": result.scanned_files,
                    "api_requests": result.api_requests, "rate_limited": result.rate_limited,
-                   "api_unreachable": result.unreachable,
+                   "api_unreachable": result.unreachable, "api_needed": api_needed,
                    "seconds": round(result.seconds, 3), "errors": result.errors})
-        return
-    for r in rows:
-        target = r["library_id"] or f"({r['how']})"
-        click.echo(f"{r['name']}@{r['version'] or '-'} → {target}  [{r['how']}]")
-    click.echo(f"{len(result.resolved)}/{len(rows)} resolved from {len(result.scanned_files)} "
-               f"files in {result.seconds:.2f}s ({result.api_requests} API requests"
+        sys.exit(1 if failed else 0)
+    for line in warm_rows(result.entries):
+        click.echo(line)
+    n_files = len(result.scanned_files)
+    click.echo(f"{len(result.resolved)}/{len(rows)} resolved from {n_files} "
+               f"file{'s' if n_files != 1 else ''} in {result.seconds:.2f}s "
+               f"({result.api_requests} API request{'s' if result.api_requests != 1 else ''}"
                f"{', rate limited' if result.rate_limited else ''}"
                f"{', API unreachable: ' + config.context7_api_url() if result.unreachable else ''})")
+    if not rows:
+        click.echo("no dependencies found (no lockfile or manifest memhooks reads)", err=True)
+    if failed:
+        click.echo("memhooks: nothing resolved: the Context7 API was needed"
+                   + (" and is unreachable" if result.unreachable else
+                      " and rate-limited this machine" if result.rate_limited else "")
+                   + "; run `memhooks warm` again later", err=True)
+        sys.exit(1)
 
 
 def _register_commands() -> None:
@@ -274,8 +349,10 @@ def _register_commands() -> None:
     from memhooks.cli import exchange as cli_exchange
     from memhooks.cli import install as cli_install
     from memhooks.cli import recall as cli_recall
+    from memhooks.cli import transcripts as cli_transcripts
 
     cli_recall.register(main)
+    cli_transcripts.register(main)
     cli_exchange.register(main)
     cli_install.register(main)
 

@@ -14,15 +14,19 @@ def register(main: click.Group) -> None:
         main.add_command(cmd)
 
 
-def _store():
-    from memhooks.cli._common import open_store
+def _store(as_json: bool = False, json_extra: dict | None = None):
+    """Open the store for reading; without one, say so and exit (nothing is created)."""
+    from memhooks.cli._common import no_store, open_store, store_exists
 
+    if not store_exists():
+        no_store(as_json, json_extra)
     return open_store(ingest=True)
 
 
 @click.command("search")
 @click.argument("query")
-@click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="How many results, 1 to 100 (the MCP tool takes the same bounds).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def search_cmd(query, limit, as_json):
     """Search every cached document (BM25, titles weighted above bodies).
@@ -31,16 +35,16 @@ def search_cmd(query, limit, as_json):
     from memhooks.recall import search
     from memhooks.cli._common import echo_json
 
-    conn = _store()
+    conn = _store(as_json, {"query": query, "count": 0, "results": []})
     try:
-        results = search.search_documents(conn, query, limit)
+        results = search.search_documents(conn, query, limit, origin="user")
     finally:
         conn.close()
     if as_json:
         echo_json({"query": query, "count": len(results),
                    "results": [search.fenced(r) for r in results]})
         return
-    click.echo(search.results_markdown(query, results))
+    click.echo(search.results_markdown(query, results, person=True))
 
 
 @click.command("show")
@@ -53,9 +57,9 @@ def show_cmd(doc_id, max_chars, as_json):
     from memhooks.recall import search
     from memhooks.cli._common import Fail, echo_json
 
-    conn = _store()
+    conn = _store(as_json, {"id": doc_id})
     try:
-        doc = search.get_document(conn, doc_id, max_chars)
+        doc = search.get_document(conn, doc_id, max_chars, origin="user")
     finally:
         conn.close()
     if doc is None:
@@ -68,23 +72,35 @@ def show_cmd(doc_id, max_chars, as_json):
 
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="Stable keys for scripts (docs/stats-json.md).")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="FILE", help="Also write the figures and charts as one self-contained page.")
 @click.option("--project", type=click.Path(file_okay=False),
               help="Only this project's captures, documents, tier1 entries, counters and events.")
-def stats_cmd(as_json, project):
-    """Documents, dedup savings, access counts, cache hits and misses, events, DB size."""
-    from memhooks.recall import stats
-    from memhooks.cli._common import echo_json
+def stats_cmd(as_json, html_file, project):
+    """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
+    from memhooks.cli._common import Fail, echo_json
     from memhooks.config import db_path
+    from memhooks.recall import stats
 
-    conn = _store()
+    conn = _store(as_json)
     try:
         data = stats.gather(conn, db_path(), project=os.path.realpath(project) if project else None)
     finally:
         conn.close()
+    if html_file:
+        try:
+            tmp = f"{html_file}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(stats.render_html(data))
+            os.replace(tmp, html_file)
+        except OSError as exc:
+            raise Fail(f"cannot write {html_file}: {exc.strerror or exc}") from None
     if as_json:
         echo_json(data)
     else:
         stats.render(data)
+        if html_file:
+            click.echo(f"wrote {html_file}")
 
 
 @click.command("mcp")

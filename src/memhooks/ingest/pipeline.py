@@ -49,6 +49,7 @@ class _Parsed:
     result: object = None  # AdapterResult
     columns: dict = field(default_factory=dict)
     payload: str | None = None  # re-redacted payload to store back, when it changed
+    at: float | None = None  # original time of an imported event (a transcript's)
 
 
 def _str(value) -> str | None:
@@ -62,6 +63,15 @@ def _canonical(path: str | None) -> str | None:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
+
+
+def _imported_at(event: dict) -> float | None:
+    """When an event imported from a transcript happened (its `memhooks_import.at`)."""
+    mark = event.get("memhooks_import")
+    at = mark.get("at") if isinstance(mark, dict) else None
+    if isinstance(at, bool) or not isinstance(at, (int, float)) or not 0 < at < 1e11:
+        return None
+    return float(at)
 
 
 def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
@@ -88,7 +98,7 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     cols["project"] = storable_path(project or _canonical(cols["cwd"]) or "")
     clean = redact_text(payload)
     parsed = _Parsed(event_id, "done", event=event, columns=cols,
-                     payload=clean if clean != payload else None)
+                     payload=clean if clean != payload else None, at=_imported_at(event))
     name = cols["hook_event_name"]
     if name == CACHE_WRITE_EVENT:
         return parsed
@@ -133,22 +143,28 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
         apply_write(conn, event, event_id=p.event_id, project=project, now=now)
         return
     result = p.result
+    # An imported event keeps its original time: its captures and new documents are dated
+    # then, and its tier entries are written only when they would still be fresh.
+    at = min(p.at, now) if p.at is not None else now
     doc_ids: list[int] = []
     for doc in result.documents:
         doc_id, created = upsert_document(
             conn, project=project, source=doc.source, source_tool=doc.source_tool,
             content=doc.content, title=doc.title, type=doc.type, url=doc.url,
             library_id=doc.library_id, topic=doc.topic, version=doc.version,
-            metadata=doc.metadata or None, session_id=session, tool=doc.tool, now=now,
+            metadata=doc.metadata or None, session_id=session, tool=doc.tool, now=at,
         )
         doc_ids.append(doc_id)
         report.documents_created += int(created)
         if add_capture(conn, event_id=p.event_id, document_id=doc_id, project=project,
-                       session_id=session, tool_name=tool_name, captured_at=now):
+                       session_id=session, tool_name=tool_name, captured_at=at):
             report.captures += 1
     for lib in result.libraries:
         upsert_library(conn, origin="capture", now=now, **lib.model_dump())
     for entry in result.tier1:
+        if at + (config.tier1_negative_ttl_s() if entry.library_id is None
+                 else config.tier1_ttl_s()) <= now:
+            continue  # imported, and expired long ago
         if entry.library_id is None:
             upsert_tier1(conn, project=project, name=entry.name, library_id=None, origin="capture",
                          matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
@@ -160,7 +176,7 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
         if 0 <= entry.document_index < len(doc_ids):
             upsert_tier2(conn, library_id=entry.library_id, topic=entry.topic,
                          document_id=doc_ids[entry.document_index], origin="capture",
-                         ttl_s=config.tier2_ttl_s(), now=now)
+                         ttl_s=config.tier2_ttl_s(), now=at)
 
 
 def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:

@@ -165,10 +165,15 @@ def write(conn, record: dict, project: str) -> int:
 # --------------------------------------------------------------------------- commands
 
 def _open():
-    from memhooks.config import project_dir
+    """(connection, project), or None when there is no store yet: a lookup never creates one
+    (no file, no folder, no log); the miss is the answer."""
+    from memhooks.config import db_path, project_dir
     from memhooks.store.connect import connect
 
-    return connect(), project_dir()
+    db = db_path()
+    if not os.path.isfile(db):
+        return None
+    return connect(db), project_dir()
 
 
 def ingest_now(timeout: float = 20.0) -> None:
@@ -218,7 +223,10 @@ def _emit(text: str) -> None:
 def _cmd_lookup(args: list[str]) -> None:
     if len(args) < 1 or not args[0].strip():
         return
-    conn, project = _open()
+    opened = _open()
+    if opened is None:
+        return
+    conn, project = opened
     try:
         hit = lookup(conn, args[0], project, on_pending=ingest_now)
     finally:
@@ -230,7 +238,10 @@ def _cmd_lookup(args: list[str]) -> None:
 def _cmd_lookup_docs(args: list[str]) -> None:
     if len(args) < 2 or not args[0].strip():
         return
-    conn, project = _open()
+    opened = _open()
+    if opened is None:
+        return
+    conn, project = opened
     try:
         hit = lookup_docs(conn, args[0], args[1], project, on_pending=ingest_now)
     finally:
@@ -292,7 +303,10 @@ def _cmd_write(args: list[str]) -> None:
     record = parse_write_args(args)
     if record is None:
         return
-    conn, project = _open()
+    from memhooks.config import db_path, project_dir
+    from memhooks.store.connect import connect
+
+    conn, project = connect(db_path()), project_dir()  # a write creates the store
     try:
         write(conn, record, project)
     finally:

@@ -36,8 +36,8 @@ SEARCH_DESCRIPTION = (
     "Context7 docs, Exa results, WebFetch pages, WebSearch results. Any text works as a query "
     "(words, library names like @tanstack/react-query, code fragments). Each result says where "
     "it came from (source, source_tool, type, URL or library ID, topic), has a snippet, the "
-    "capture date, how often it was read, and a citation to use when quoting it. Every result "
-    "counts as one access."
+    "capture date, how often it was read, and a citation to use when quoting it. limit: 1 to 100 "
+    "results (default 10). Every result counts as one access."
 )
 
 GET_DESCRIPTION = (
@@ -53,9 +53,19 @@ LOOKUP_DESCRIPTION = (
 )
 
 
+NO_STORE = ("memhooks has no store yet: nothing has been captured on this machine so far, so "
+            "there is nothing to search. Documentation fetched with Context7, Exa, WebFetch or "
+            "WebSearch from now on is kept (and `memhooks import-transcripts` backfills past "
+            "sessions); fetch what you need live for now.")
+
+
 def _open_reader():
+    """The store, projected up to date; None when there is none (a read never creates it)."""
+    from memhooks.config import db_path
     from memhooks.ingest.pipeline import open_reader
 
+    if not os.path.isfile(db_path()):
+        return None
     return open_reader()
 
 
@@ -82,7 +92,13 @@ def _store_guard(fn):
 def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
     from memhooks.recall import search
 
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
+        return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
+                f"got {search.one_line(str(limit), 20)}"), True
+
     conn = _open_reader()
+    if conn is None:
+        return NO_STORE, False
     try:
         results = search.search_documents(conn, query, limit)
     finally:
@@ -95,6 +111,8 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
     from memhooks.recall import search
 
     conn = _open_reader()
+    if conn is None:
+        return NO_STORE, True
     try:
         doc = search.get_document(conn, doc_id, max_chars)
     finally:
@@ -111,6 +129,8 @@ def tool_lookup(name: str) -> tuple[str, bool]:
     from memhooks.config import project_dir
 
     conn = _open_reader()
+    if conn is None:
+        return NO_STORE, False
     try:
         answer = search.lookup_library(conn, name, project_dir())
     finally:

@@ -229,15 +229,16 @@ def _public(doc: dict, matched: set[str]) -> dict:
     return out
 
 
-def _touch(conn, ids: list[int], now: float | None) -> int:
-    """Count one retrieval of each document. Returns the epoch written."""
+def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:
+    """Count one retrieval of each document (by the agent, or the user's own CLI).
+    Returns the epoch written."""
     from memhooks.store.projections import touch_documents
     from memhooks.store.connect import transaction
 
     stamp = int(time.time() if now is None else now)
     if ids:
         with transaction(conn):
-            touch_documents(conn, ids, now=stamp)
+            touch_documents(conn, ids, now=stamp, origin=origin)
     return stamp
 
 
@@ -347,7 +348,7 @@ def _substring_snippet(conn, doc_id: int, needle: str) -> str:
 
 
 def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = True,
-                     now: float | None = None) -> list[dict]:
+                     now: float | None = None, origin: str = "agent") -> list[dict]:
     """BM25-ranked documents for any text (see the module doc). Never raises for
     odd input; an empty or whitespace-only query returns []."""
     try:
@@ -374,7 +375,7 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
     ids = [h[0] for h in hits]
     docs = _fetch_docs(conn, ids)
     matched = _first_matched(conn, {b for d in docs.values() for b in [_repo_of(d.get("library_id"))[0]] if b})
-    stamp = _touch(conn, [i for i in ids if i in docs], now) if touch else None
+    stamp = _touch(conn, [i for i in ids if i in docs], now, origin) if touch else None
     results = []
     for doc_id, score, how in hits:
         doc = docs.get(doc_id)
@@ -400,7 +401,7 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
 # ----------------------------------------------------------------------------- get
 
 def get_document(conn, doc_id, max_chars: int | None = DEFAULT_MAX_CHARS, *, touch: bool = True,
-                 now: float | None = None) -> dict | None:
+                 now: float | None = None, origin: str = "agent") -> dict | None:
     """One document with its full text, cut at `max_chars` characters (a note
     says so); `max_chars` ≤ 0 means no cut. None when there is no such id."""
     try:
@@ -418,7 +419,7 @@ def get_document(conn, doc_id, max_chars: int | None = DEFAULT_MAX_CHARS, *, tou
     base, _ = _repo_of(doc.get("library_id"))
     out = _public(doc, _first_matched(conn, {base} if base else set()))
     if touch:
-        stamp = _touch(conn, [doc_id], now)
+        stamp = _touch(conn, [doc_id], now, origin)
         out["access_count"] += 1
         out["last_accessed_epoch"] = stamp
     if max_chars is None:
@@ -549,11 +550,19 @@ def _where(r: dict) -> str:
     return one_line(r.get("source"), 200)
 
 
-def results_markdown(query: str, results: list[dict]) -> str:
+def results_markdown(query: str, results: list[dict], *, person: bool = False) -> str:
+    """Markdown for the agent (MCP), or for a person at the terminal (`memhooks search`)."""
     shown = one_line(query, 120)
     if not (query or "").strip():
+        if person:
+            return "Empty query: nothing searched. Give some words, e.g. memhooks search 'useEffect cleanup'."
         return "Empty query: nothing searched. Pass words to look for in the cached documentation."
     if not results:
+        if person:
+            return (f'No cached documents match "{shown}".\n'
+                    "memhooks keeps what your agent fetched (Context7, Exa, WebFetch, WebSearch). "
+                    "Try fewer or other words; `memhooks stats` shows what is stored, and "
+                    "`memhooks import-transcripts` adds what past sessions fetched.")
         return (f'No cached documents match "{shown}". The cache holds only documentation '
                 "fetched earlier (Context7, Exa, WebFetch, WebSearch); look it up live instead.")
     how = {r["match"] for r in results}
@@ -569,7 +578,8 @@ def results_markdown(query: str, results: list[dict]) -> str:
         lines += _about(r, f"{r.get('bytes') or 0:,} bytes")
         lines.append(fence(r.get("snippet") or ""))
         lines.append("")
-    lines.append("Call get_document(id) for a document's full text.")
+    lines.append("`memhooks show ID` prints a document's full text." if person
+                 else "Call get_document(id) for a document's full text.")
     return "\n".join(lines)
 
 

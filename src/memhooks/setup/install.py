@@ -132,6 +132,50 @@ class Entries:
         return spec
 
 
+# memhooks' own read-only tools, which `install --allow` lets the agent use without asking.
+MCP_READ_TOOLS = ("search_documents", "get_document", "lookup_library")
+LOOKUP_COMMANDS = ("lc-cache-lookup", "lc-cache-lookup-docs")
+_OUR_BASH_RULE = re.compile(
+    r'Bash\((?:bash )?"?[^"()]*/(?:bin|Scripts)/lc-cache-lookup(?:-docs)?(?:\.exe)?"?(?: \*|:\*)\)')
+
+
+def mcp_tool_rules(server: str = SERVER_NAME) -> list[str]:
+    """Allow rules for the MCP tools (`mcp__memhooks__…`; a plugin's are
+    `mcp__plugin_memhooks_memhooks__…`)."""
+    return [f"mcp__{server}__{tool}" for tool in MCP_READ_TOOLS]
+
+
+def lookup_paths(entries: Entries) -> list[str]:
+    """The lc-cache-lookup* commands by absolute path: the bin/ shims of a checkout (run as
+    `bash "…"`), and the console scripts beside the python."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(entries.entry)))
+    out = []
+    for name in LOOKUP_COMMANDS:
+        shim = os.path.join(root, "bin", name)
+        if os.path.isfile(shim):
+            out.append(("bash", shim))
+        script = os.path.join(os.path.dirname(entries.python), name)
+        if os.path.isfile(script):
+            out.append(("exec", script))
+    return out
+
+
+def allow_rules(entries: Entries) -> list[str]:
+    """Permission rules for memhooks' read-only tools: its MCP tools, and lc-cache-lookup /
+    lc-cache-lookup-docs by exact path, quoted and unquoted (rules match the command text)."""
+    rules = mcp_tool_rules()
+    for how, path in lookup_paths(entries):
+        prefix = "bash " if how == "bash" else ""
+        rules.append(f'Bash({prefix}"{path}" *)')
+        if " " not in path:
+            rules.append(f"Bash({prefix}{path} *)")
+    return rules
+
+
+def is_our_rule(rule) -> bool:
+    return isinstance(rule, str) and (rule in mcp_tool_rules() or bool(_OUR_BASH_RULE.fullmatch(rule)))
+
+
 def default_entries() -> Entries:
     return Entries(python=os.path.abspath(sys.executable), entry=entry_file())
 
@@ -164,7 +208,7 @@ class JsonFile:
     compact: bool = False
 
     @classmethod
-    def load(cls, path: str) -> "JsonFile":
+    def load(cls, path: str) -> JsonFile:
         real = os.path.realpath(path)
         try:
             with open(real, "rb") as fh:
@@ -341,6 +385,32 @@ def _remove_server(data: dict, scope: str, project: str, where: str) -> bool:
     return True
 
 
+def _add_rules(data: dict, rules: list[str], where: str) -> list[str]:
+    perms = _container(data, ["permissions"], create=True, where=where)
+    allow = perms.get("allow")
+    if allow is None:
+        allow = perms["allow"] = []
+    if not isinstance(allow, list):
+        raise InstallError(f"{where}: `permissions.allow` is not a JSON array; left unchanged")
+    added = [r for r in rules if r not in allow]
+    allow.extend(added)
+    return added
+
+
+def _remove_rules(data: dict, where: str) -> list[str]:
+    perms = data.get("permissions")
+    if not isinstance(perms, dict) or not isinstance(perms.get("allow"), list):
+        return []
+    removed = [r for r in perms["allow"] if is_our_rule(r)]
+    if removed:
+        perms["allow"] = [r for r in perms["allow"] if not is_our_rule(r)]
+        if not perms["allow"]:
+            del perms["allow"]
+        if not perms:
+            del data["permissions"]
+    return removed
+
+
 # ----------------------------------------------------------------------------- plan / apply
 
 @dataclass
@@ -366,9 +436,13 @@ class Plan:
     changes: list[FileChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # the allow rules for memhooks' read-only tools
+    rules_file: str = ""  # where they go (the scope's settings file)
+    rules_missing: list[str] = field(default_factory=list)  # of those, not in that file
 
 
-def plan(action: str, scope: str, project: str | None = None, entries: Entries | None = None) -> Plan:
+def plan(action: str, scope: str, project: str | None = None, entries: Entries | None = None,
+         allow: bool = False) -> Plan:
     """Compute every file change first; raise InstallError (nothing written) on a bad file."""
     if action not in ("install", "uninstall"):
         raise ValueError(action)
@@ -387,9 +461,18 @@ def plan(action: str, scope: str, project: str | None = None, entries: Entries |
     what: dict[str, list[str]] = {p: [] for p in loaded}
 
     hp, mp = paths["hooks"], paths["mcp"]
+    result.rules, result.rules_file = allow_rules(entries), hp
+    current = (loaded[hp].data.get("permissions") or {}) if isinstance(loaded[hp].data, dict) else {}
+    have = current.get("allow") if isinstance(current, dict) else None
+    result.rules_missing = [r for r in result.rules if not (isinstance(have, list) and r in have)]
     if action == "install":
         events = _add_hooks(work[hp], entries, hp)
         what[hp] += [f"hooks {e}" for e in events]
+        if allow:
+            added = _add_rules(work[hp], result.rules, hp)
+            if added:
+                what[hp].append(f"{len(added)} allow rule{'s' if len(added) != 1 else ''}")
+            result.rules_missing = []
         changed, note = _add_server(work[mp], scope, project, entries, mp)
         if changed:
             what[mp].append(f"MCP server {SERVER_NAME}")
@@ -398,6 +481,9 @@ def plan(action: str, scope: str, project: str | None = None, entries: Entries |
     else:
         events = _remove_hooks(work[hp], hp)
         what[hp] += [f"hooks {e}" for e in dict.fromkeys(events)]
+        removed = _remove_rules(work[hp], hp)
+        if removed:
+            what[hp].append(f"{len(removed)} allow rule{'s' if len(removed) != 1 else ''}")
         if _remove_server(work[mp], scope, project, mp):
             what[mp].append(f"MCP server {SERVER_NAME}")
 
@@ -481,10 +567,10 @@ def apply(p: Plan) -> None:
 
 
 def run(action: str, scope: str, project: str | None = None, *, dry_run: bool = False,
-        entries: Entries | None = None, attempts: int = 3) -> Plan:
+        entries: Entries | None = None, attempts: int = 3, allow: bool = False) -> Plan:
     """Plan and (unless dry_run) apply, re-planning if a file changed under us."""
     for i in range(attempts):
-        p = plan(action, scope, project, entries)
+        p = plan(action, scope, project, entries, allow=allow)
         if dry_run:
             return p
         try:

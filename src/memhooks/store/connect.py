@@ -19,7 +19,7 @@ import sqlite3
 import time
 
 BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
-JOURNAL_SCHEMA_VERSION = 1
+JOURNAL_SCHEMA_VERSION = 2
 
 
 def _tighten(path: str, mode: int) -> None:
@@ -191,7 +191,8 @@ def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> 
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0] < JOURNAL_SCHEMA_VERSION:
+        version = conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0]
+        if version < 1:
             conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.events (
                 id INTEGER PRIMARY KEY,
                 received_at REAL NOT NULL,
@@ -211,6 +212,11 @@ def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> 
             conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_pending ON events(id)"
                          " WHERE state = 'pending'")
             conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_state ON events(state)")
+        if version < 2:
+            # A session's journaled tool calls (importing a transcript skips those).
+            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_session_tool"
+                         " ON events(session_id, tool_use_id)")
+        if version < JOURNAL_SCHEMA_VERSION:
             conn.execute(f"PRAGMA {schema}.user_version = {JOURNAL_SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:

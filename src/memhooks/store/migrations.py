@@ -246,3 +246,21 @@ def m006_journal_apart(conn):
         conn.execute("UPDATE journal.events SET id = -id + ?", (top,))
     conn.execute(f"INSERT INTO journal.events ({cols}) SELECT {cols} FROM main.events")  # noqa: S608
     conn.execute("DROP TABLE main.events")
+
+
+@migration
+def m007_document_reads(conn):
+    """Who read what, per UTC day: the agent (MCP tools, lc-cache-lookup-docs, serving) or the
+    user's own `memhooks search`/`show`. Keyed by content_hash so a reindex keeps it."""
+    _run(
+        conn,
+        """CREATE TABLE IF NOT EXISTS document_reads (
+            content_hash TEXT NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('agent', 'user')),
+            day TEXT NOT NULL,
+            reads INTEGER NOT NULL DEFAULT 0,
+            last_at REAL,
+            PRIMARY KEY (content_hash, origin, day)
+        )""",
+        "CREATE INDEX IF NOT EXISTS document_reads_day ON document_reads(day, origin)",
+    )

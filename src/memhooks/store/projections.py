@@ -189,10 +189,26 @@ def count(conn, *, project: str, tier: str, outcome: str, now: float | None = No
     )
 
 
-def touch_documents(conn, ids, now: float | None = None) -> None:
-    """Count a retrieval of each document."""
-    now = int(time.time() if now is None else now)
+READ_ORIGINS = ("agent", "user")
+
+
+def touch_documents(conn, ids, now: float | None = None, origin: str = "agent") -> None:
+    """Count a retrieval of each document, and who made it: the agent (MCP tools,
+    lc-cache-lookup-docs, serving) or the user (`memhooks search`/`show`)."""
+    if origin not in READ_ORIGINS:
+        origin = "agent"
+    at = time.time() if now is None else now
+    stamp = int(at)
+    ids = list(ids)
     conn.executemany(
         "UPDATE documents SET access_count = access_count + 1, last_accessed_epoch = ? WHERE id = ?",
-        [(now, i) for i in ids],
+        [(stamp, i) for i in ids],
+    )
+    day = time.strftime("%Y-%m-%d", time.gmtime(at))
+    conn.executemany(
+        "INSERT INTO document_reads (content_hash, origin, day, reads, last_at)"
+        " SELECT content_hash, ?, ?, 1, ? FROM documents WHERE id = ?"
+        " ON CONFLICT (content_hash, origin, day) DO UPDATE SET reads = reads + 1,"
+        " last_at = excluded.last_at",
+        [(origin, day, at, i) for i in ids],
     )

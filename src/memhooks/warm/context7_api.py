@@ -61,15 +61,16 @@ def _results(body) -> list[dict] | None:
 
 
 def search_many(names: list[str], *, budget_s: float, query_for=None,
-                want: int | None = None) -> SearchRun:
+                want: int | None = None, on_answer=None) -> SearchRun:
     """Search names in order until `want` are found (backfilling past failures), the
     list ends, the budget runs out, or a 429. The first request goes alone; when it
-    gets through, the rest run MAX_CONCURRENCY at a time."""
+    gets through, the rest run MAX_CONCURRENCY at a time. `on_answer(name, status)` is
+    called as each request starts (status None) and when its answer arrives."""
     run = SearchRun()
     if not names or budget_s <= 0:
         return run
     try:
-        asyncio.run(_search_all(names, budget_s, query_for or (lambda n: n), want, run))
+        asyncio.run(_search_all(names, budget_s, query_for or (lambda n: n), want, run, on_answer))
     except Exception as exc:  # noqa: BLE001 - warming is best effort
         from memhooks.log import log_error
 
@@ -77,7 +78,7 @@ def search_many(names: list[str], *, budget_s: float, query_for=None,
     return run
 
 
-async def _search_all(names, budget_s, query_for, want, run: SearchRun) -> None:
+async def _search_all(names, budget_s, query_for, want, run: SearchRun, on_answer=None) -> None:
     import httpx
 
     deadline = time.monotonic() + budget_s
@@ -90,7 +91,22 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun) -> None:
     queue = list(names)
     found = 0
 
+    def tell(name, status):
+        if on_answer is not None:
+            try:
+                on_answer(name, status)
+            except Exception:  # noqa: BLE001 - a progress display never stops the search
+                pass
+
     async def one(client, name):
+        tell(name, None)
+        try:
+            await ask(client, name)
+        finally:
+            answer = run.answers.get(name)
+            tell(name, answer.status if answer is not None else "timeout")
+
+    async def ask(client, name):
         nonlocal found
         remaining = deadline - time.monotonic()
         if remaining <= 0:

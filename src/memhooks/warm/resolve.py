@@ -68,7 +68,7 @@ def _fresh_project_entry(conn, project: str, key: str, now: float):
 
 
 def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None = None,
-         progress=None, retry_unreachable: bool = False) -> WarmResult:
+         progress=None, retry_unreachable: bool = False, api_progress=None) -> WarmResult:
     from memhooks.warm.rank import rank
     from memhooks.warm.fingerprint import fingerprint
     from memhooks.warm.scan import scan_project
@@ -110,7 +110,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         remaining = budget_s - (time.monotonic() - started)
         # Backfill: ask in rank order until enough of the top names resolve.
         run = search_many([r.name for r in todo], budget_s=remaining, want=missing,
-                          query_for=lambda n: f"{n} library documentation")
+                          query_for=lambda n: f"{n} library documentation", on_answer=api_progress)
         result.api_requests = len(run.answers)
         result.rate_limited = run.retry_after_s is not None
         result.unreachable = run.unreachable

@@ -1,0 +1,234 @@
+"""Import past Claude Code sessions: transcripts -> the journal -> the same adapters as live
+hooks (`memhooks import-transcripts`).
+
+Each captured tool call becomes the PostToolUse (or PostToolUseFailure) payload its hook
+would have received, marked ``memhooks_import`` with its original time, and is journaled
+with the journal's own functions (redacted, size-capped), then ingested. A call already in
+the journal (same session and tool_use id: imported before, or captured live) is not
+journaled again. Permission denials are counted, not journaled (no hook fires for them).
+Files are streamed; memory stays flat whatever their size.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
+
+BATCH_CALLS = 200
+BATCH_BYTES = 4 * 1024 * 1024
+KNOWN_SESSIONS = 16  # sessions whose journaled tool_use ids are kept in memory
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    missing: list = field(default_factory=list)
+    unreadable: list = field(default_factory=list)
+    bytes_total: int = 0
+    read: ReadStats = field(default_factory=ReadStats)
+    out_of_scope: int = 0  # before --since, or outside --project
+    journaled: int = 0  # new events
+    already: int = 0  # in the journal before (imported, or captured live)
+    too_large: int = 0
+    documents_new: int = 0
+    documents_duplicate: int = 0  # results whose document was stored already
+    skipped_events: int = 0  # journaled, but nothing to store (errors, tiny results)
+    failed_events: int = 0
+    dry_run: bool = False
+    seconds: float = 0.0
+
+    @property
+    def errors_skipped(self) -> int:
+        r = self.read
+        return r.bad_lines + r.long_lines + r.unknown_shapes + self.too_large + len(self.unreadable)
+
+    def as_dict(self) -> dict:
+        r = self.read
+        return {
+            "files": self.files, "bytes": self.bytes_total, "seconds": round(self.seconds, 3),
+            "dry_run": self.dry_run, "sessions": len(r.sessions),
+            "tool_calls": {"found": r.tool_uses, "with_result": r.results, "failures": r.failures,
+                           "denied": r.denials, "without_result": r.unanswered,
+                           "out_of_scope": self.out_of_scope},
+            "events": {"new": self.journaled, "already_journaled": self.already,
+                       "skipped": self.skipped_events, "failed": self.failed_events},
+            "documents": {"new": self.documents_new, "duplicate": self.documents_duplicate},
+            "errors_skipped": {"total": self.errors_skipped, "bad_lines": r.bad_lines,
+                               "long_lines": r.long_lines, "unknown_shapes": r.unknown_shapes,
+                               "too_large": self.too_large, "evicted_pending": r.evicted,
+                               "unreadable_files": list(self.unreadable)},
+            "missing_paths": list(self.missing),
+        }
+
+
+def _canonical(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def _inside(path: str | None, root: str) -> bool:
+    if not path:
+        return False
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class _Known:
+    """Journaled tool_use ids per session, for a few sessions at a time."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.sessions: OrderedDict = OrderedDict()
+
+    def ids(self, session: str) -> set:
+        got = self.sessions.get(session)
+        if got is None:
+            if self.conn is None:
+                got = set()
+            else:
+                from memhooks.capture.journal import tool_use_ids
+
+                got = tool_use_ids(self.conn, session)
+            self.sessions[session] = got
+            while len(self.sessions) > KNOWN_SESSIONS:
+                self.sessions.popitem(last=False)
+        self.sessions.move_to_end(session)
+        return got
+
+
+def import_transcripts(paths: list[str] | None = None, *, since: float | None = None,
+                       project: str | None = None, dry_run: bool = False, db: str | None = None,
+                       progress=None, env: dict | None = None) -> ImportReport:
+    """Import the transcripts under `paths` (default: Claude Code's transcript folders).
+
+    `progress(done_bytes, total_bytes, path)` is called as files are read."""
+    from memhooks.config import db_path
+
+    t0 = time.monotonic()
+    report = ImportReport(dry_run=dry_run)
+    files, report.missing = find_transcripts(paths, env)
+    sizes = {}
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        if since is not None and st.st_mtime < since:
+            continue  # last written before --since: every line in it is older
+        sizes[f] = st.st_size
+    report.files = len(sizes)
+    report.bytes_total = sum(sizes.values())
+    root = _canonical(project) if project else None
+    db = db or db_path()
+
+    conn = None
+    if dry_run:
+        if os.path.exists(db):
+            import sqlite3
+
+            try:
+                conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+                conn.execute("SELECT 1 FROM events LIMIT 1")
+            except sqlite3.Error:
+                conn = None
+    else:
+        from memhooks.ingest.pipeline import open_reader
+
+        conn = open_reader(db)  # projects pending events, so their ids are known
+    known = _Known(conn)
+    done_before = 0
+    try:
+        for path in sizes:
+            stats = ReadStats()
+            batch: list[tuple[ToolCall, str, int, str | None]] = []
+            batch_bytes = 0
+            try:
+                fh = open(path, "rb")  # noqa: SIM115
+            except OSError as exc:
+                report.unreadable.append(f"{path}: {exc.strerror or exc}")
+                continue
+            try:
+                tick = None
+                if progress is not None:
+                    def tick(n, _base=done_before, _path=path):
+                        progress(_base + n, report.bytes_total, _path)
+                for call in read_transcript(fh, path, stats, tick=tick):
+                    if (since is not None and call.at is not None and call.at < since) or (
+                            root is not None and not _inside(_canonical(call.cwd), root)):
+                        report.out_of_scope += 1
+                        continue
+                    if call.denied:
+                        continue
+                    ids = known.ids(call.session_id)
+                    if call.tool_use_id in ids:
+                        report.already += 1
+                        continue
+                    ids.add(call.tool_use_id)
+                    if dry_run:
+                        report.journaled += 1
+                        continue
+                    item = _prepared(call)
+                    if item is None:
+                        report.too_large += 1
+                        continue
+                    batch.append(item)
+                    batch_bytes += item[2]
+                    if len(batch) >= BATCH_CALLS or batch_bytes >= BATCH_BYTES:
+                        _flush(conn, db, batch, report)
+                        batch, batch_bytes = [], 0
+                if batch:
+                    _flush(conn, db, batch, report)
+            except OSError as exc:
+                report.unreadable.append(f"{path}: {exc.strerror or exc}")
+            finally:
+                fh.close()
+            done_before += sizes[path]
+            report.read.add(stats)
+            if progress is not None:
+                progress(done_before, report.bytes_total, path)
+    finally:
+        if conn is not None:
+            conn.close()
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _prepared(call: ToolCall):
+    """(call, payload text, size, error) as the journal stores it; None when over the cap."""
+    import json
+
+    from memhooks.capture.journal import prepare
+    from memhooks.config import MAX_EVENT_BYTES
+
+    raw = json.dumps(call.payload(imported_at=time.time()), ensure_ascii=False).encode(
+        "utf-8", "surrogatepass")
+    if len(raw) > MAX_EVENT_BYTES:
+        return None
+    payload, error = prepare(raw, len(raw))
+    return call, payload, len(raw), error
+
+
+def _flush(conn, db: str, batch: list, report: ImportReport) -> None:
+    """Journal a batch in one transaction, then ingest it."""
+    from memhooks.capture.journal import append
+    from memhooks.ingest.pipeline import ingest_pending
+    from memhooks.store.connect import transaction
+
+    with transaction(conn):
+        for call, payload, size, error in batch:
+            append(conn, payload, size=size, project=_canonical(call.cwd), error=error,
+                   hook_event_name="PostToolUseFailure" if call.failed else "PostToolUse",
+                   received_at=call.at if call.at is not None else time.time())
+    report.journaled += len(batch)
+    ing = ingest_pending(conn, db)
+    report.documents_new += ing.documents_created
+    report.documents_duplicate += max(0, ing.captures - ing.documents_created)
+    report.skipped_events += ing.skipped
+    report.failed_events += ing.failed
