@@ -89,8 +89,9 @@ def test_no_dependency_step_on_a_python_without_the_dependencies(tmp_path, store
     ing = subprocess.run([sys.executable, "-I", "-S", str(ENTRY), "ingest"], capture_output=True,
                          env=env, timeout=60)
     assert ing.returncode == 0
-    with sqlite3.connect(store) as conn:
-        assert conn.execute("SELECT state FROM events").fetchall() == [("pending",)]
+    from conftest import db_rows
+
+    assert db_rows(store, "SELECT state FROM events") == [("pending",)]
     log = store.parent / "memhooks.log"
     text = log.read_text() if log.exists() else ""
     assert "ModuleNotFoundError" not in text and "context7 search failed" not in text

@@ -86,6 +86,13 @@ def journal_path(db: str | None = None) -> str:
     return os.path.join(folder, stem + ".journal.db")
 
 
+def store_exists(db: str | None = None) -> bool:
+    """Whether anything was ever stored: the projections file, or a journal a capture hook
+    wrote before any ingest. Read commands open (and so create) a store only then."""
+    db = db or db_path()
+    return os.path.isfile(db) or os.path.isfile(journal_path(db))
+
+
 def make_private_dirs(folder: str) -> None:
     """Create `folder` and its missing parents 0700 whatever the umask (os.makedirs gives
     intermediate folders the umask's default)."""

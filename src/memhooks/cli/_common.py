@@ -23,9 +23,9 @@ def store_error_line(exc) -> str:
 
 
 def store_exists() -> bool:
-    from memhooks.config import db_path
+    from memhooks.config import store_exists
 
-    return os.path.isfile(db_path())
+    return store_exists()
 
 
 def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str = "") -> None:

@@ -167,11 +167,11 @@ def write(conn, record: dict, project: str) -> int:
 def _open():
     """(connection, project), or None when there is no store yet: a lookup never creates one
     (no file, no folder, no log); the miss is the answer."""
-    from memhooks.config import db_path, project_dir
+    from memhooks.config import db_path, project_dir, store_exists
     from memhooks.store.connect import connect
 
     db = db_path()
-    if not os.path.isfile(db):
+    if not store_exists(db):
         return None
     return connect(db), project_dir()
 

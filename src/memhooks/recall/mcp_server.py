@@ -61,10 +61,10 @@ NO_STORE = ("memhooks has no store yet: nothing has been captured on this machin
 
 def _open_reader():
     """The store, projected up to date; None when there is none (a read never creates it)."""
-    from memhooks.config import db_path
+    from memhooks.config import store_exists
     from memhooks.ingest.pipeline import open_reader
 
-    if not os.path.isfile(db_path()):
+    if not store_exists():
         return None
     return open_reader()
 
