@@ -74,6 +74,8 @@ def parse_pep508(req: str) -> tuple[str, str | None, str | None] | None:
         return None
     name, _, rest = m.groups()
     rest = rest.strip()
+    if rest and rest[0] not in "<>=!~(;@,-":
+        return None  # not a requirement: words after the name (`left SYSTEM NOTICE==1`)
     if rest.startswith("@"):
         url = rest[1:].strip()
         url = re.split(r"\s+;", url, maxsplit=1)[0].strip()
