@@ -55,10 +55,11 @@ MAX_DIRS = 2000
 MAX_BYTES = 8 * 1024 * 1024  # per-file cap (memhooks.warm.settings.scan_max_file_bytes)
 MAX_DEPS_PER_FILE = 10_000
 MAX_DEPS = 50_000
-# Bytes per second a parser is assumed to manage at worst. A file that would not finish
-# inside the time left is left for the next session, unless it is this scan's first file
-# (each session makes progress; the per-file cap bounds that one parse).
+# Bytes per second a parser is assumed to manage at worst. A big file that would not finish
+# inside the time left is left for the next session, unless it is this scan's first big
+# file (each session makes progress; the per-file cap bounds that one parse).
 PARSE_RATE = 4 * 1024 * 1024
+BIG_FILE = 1024 * 1024
 RESUME_FILES_FACTOR = 5  # a scan resumed over sessions reads at most this many budgets' files
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
@@ -140,6 +141,7 @@ class _Scanner:
         self.started = time.monotonic()
         self.deadline = self.started + budget_s
         self.files_read = 0  # this scan's share (the budget), not counting earlier sessions
+        self.big_read = False  # a file over BIG_FILE was read in this scan
         self.bytes_read = 0
         self.res = ScanResult()
         self.real_root = root
@@ -211,8 +213,10 @@ class _Scanner:
             return None
         if self.bytes_read + st.st_size > self.max_total_bytes:
             self.stop("bytes")
-        if self.bytes_read and st.st_size / PARSE_RATE > self.deadline - time.monotonic():
-            self.stop("time")
+        if st.st_size > BIG_FILE:
+            if self.big_read and st.st_size / PARSE_RATE > self.deadline - time.monotonic():
+                self.stop("time")
+            self.big_read = True
         try:
             fd = os.open(path, _OPEN_FLAGS)
         except OSError:
