@@ -610,3 +610,28 @@ def test_fence_and_one_line_are_linear_on_2_mib():
         took = time.process_time() - t
         assert out.startswith("--- begin (reference only) ---\n")
         assert took < 20.0, (unit[:10], took)  # generous: 10 s per MiB would still be linear
+
+
+def test_a_fault_is_cleared_once_the_api_answers_again(tmp_path, httpserver, store, monkeypatch):
+    monkeypatch.setenv("CONTEXT7_API_URL", httpserver.url_for("/api"))
+    monkeypatch.delenv("MEMHOOKS_OFFLINE", raising=False)
+    state = {"status": 500}
+
+    def handler(request):
+        if state["status"] != 200:
+            return Response("down", status=state["status"])
+        return Response(json.dumps(answer(request.args.get("libraryName", ""))), status=200,
+                        content_type="application/json")
+
+    httpserver.expect_request("/api/v2/libs/search").respond_with_handler(handler)
+    project = project_with_deps(tmp_path)
+    assert "→" not in start(project)
+    assert db_rows(store, "SELECT value FROM api_state WHERE key = 'context7.retry_after'") == [("server-error",)]
+    state["status"] = 200
+    data = warm_json(project)  # a warm by hand retries, succeeds, and lifts the backoff
+    assert {e["name"]: e["library_id"] for e in data["entries"]}["react"] == "/facebook/react"
+    assert data["api_fault"] is None
+    assert db_rows(store, "SELECT count(*) FROM api_state WHERE key = 'context7.retry_after'") == [(0,)]
+    touch(project)
+    ctx = start(project)
+    assert "react@18.3.1 → /facebook/react (cached)" in ctx  # resolved by the earlier warm
