@@ -494,6 +494,9 @@ class _Scanner:
                 # any depth (bounded): keep the current dirs and all their descendants
                 stack = [(c, 0) for c in current]
                 while stack and budget > 0:
+                    if time.monotonic() > self.deadline:  # the time budget: keep what was found
+                        budget = 0
+                        break
                     c, lvl = stack.pop()
                     nxt.append(c)
                     if lvl >= MEMBER_GLOB_DEPTH:
