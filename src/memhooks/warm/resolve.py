@@ -45,6 +45,7 @@ class Resolved:
     # | unresolved (not asked: budget, 429 earlier, offline)
     how: str = "unresolved"
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
+    cached: bool = False  # served from tier1 that an earlier session resolved
 
 
 @dataclass
@@ -167,6 +168,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         if row is not None:
             r.library_id = checked_library_id(row[0]) if row[0] else None
             r.how = "tier1" if row[0] else ("api-error" if row[1] == "error" else "not-found")
+            r.cached = bool(r.library_id)
             if not row[0]:
                 r.cause = ("the last Context7 search failed; retried later" if row[1] == "error"
                            else "not in Context7 (remembered)")
@@ -175,6 +177,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
             lid = checked_library_id(known["library_id"]) if known else None
             if lid:
                 r.library_id, r.how = lid, "warm-local"
+                r.cached = known.get("origin") != "libraries"  # another project's tier1
         entries.append(r)
         if r.how == "unresolved":
             todo.append(r)
@@ -299,7 +302,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     result.entries = chosen
     result.context = build_context([
         {"name": r.name, "ecosystem": r.ecosystem, "version": r.version, "library_id": r.library_id,
-         "versioned_id": r.versioned_id, "cached": r.how == "tier1"} for r in chosen], note=note)
+         "versioned_id": r.versioned_id, "cached": r.cached} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
 
