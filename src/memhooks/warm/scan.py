@@ -142,6 +142,7 @@ class _Scanner:
         self.deadline = self.started + budget_s
         self.files_read = 0  # this scan's share (the budget), not counting earlier sessions
         self.big_read = False  # a file over BIG_FILE was read in this scan
+        self.visits = 0  # folders listed in this scan
         self.bytes_read = 0
         self.res = ScanResult()
         self.real_root = root
@@ -170,9 +171,12 @@ class _Scanner:
         return real if self.inside(real) else None
 
     def check_budget(self) -> None:
+        # every scan makes progress, however small its budgets: one folder, one file
+        if not self.files_read and self.visits <= 1:
+            return
         if time.monotonic() > self.deadline:
             self.stop("time")
-        if self.files_read >= self.max_files:
+        if self.files_read >= max(1, self.max_files):
             self.stop("files")
         if self.bytes_read >= self.max_total_bytes:
             self.stop("bytes")
@@ -211,7 +215,7 @@ class _Scanner:
             _count(self.res, "too-large")
             _report(self.res, f"{rel}: larger than {self.max_bytes} bytes, skipped")
             return None
-        if self.bytes_read + st.st_size > self.max_total_bytes:
+        if self.bytes_read and self.bytes_read + st.st_size > self.max_total_bytes:
             self.stop("bytes")
         if st.st_size > BIG_FILE:
             if self.big_read and st.st_size / PARSE_RATE > self.deadline - time.monotonic():
@@ -319,6 +323,7 @@ class _Scanner:
         if real in self.real_visited:  # the same folder by another path (a symlink loop)
             return
         self.real_visited.add(real)
+        self.visits += 1
         try:
             with os.scandir(absdir) as it:
                 entries = [(e.name, e) for e in it]
