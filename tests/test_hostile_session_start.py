@@ -635,3 +635,21 @@ def test_a_fault_is_cleared_once_the_api_answers_again(tmp_path, httpserver, sto
     touch(project)
     ctx = start(project)
     assert "react@18.3.1 → /facebook/react (cached)" in ctx  # resolved by the earlier warm
+
+
+@pytest.mark.parametrize("budget", [{"budget_s": 0}, {"max_files": 1}, {"max_total_bytes": 64}])
+def test_resumed_scans_always_complete(tmp_path, budget):
+    from memhooks.warm.scan import scan_project
+
+    for i in range(5):
+        write(tmp_path, f"p{i}/sub/requirements.txt", f"dep{i}==1.0\n# {'x' * 40}\n")
+    state, sessions = None, 0
+    while True:
+        res = scan_project(tmp_path, resume=json.loads(json.dumps(state)) if state else None, **budget)
+        sessions += 1
+        state = res.state
+        if res.complete:
+            break
+        assert sessions < 30
+    assert sorted(d.key for d in res.deps) == [f"dep{i}" for i in range(5)]
+    assert sessions > 1
