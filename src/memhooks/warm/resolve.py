@@ -22,7 +22,7 @@ from memhooks.warm.fastpath import PARTIAL, RETRY_KEY, api_backoff, api_blocked,
 
 RESUME_PREFIX = "scan.resume:"  # api_state key of a scan cut short, continued next session
 RESUME_TTL_S = 24 * 3600.0
-MIN_API_S = 0.5  # an API round with less time than this is not started (its timeouts would lie)
+MIN_API_S = 1.0  # an API round with less time than this is not started (its timeouts would lie)
 #: api_state value per fault (a 429 keeps its historical value)
 FAULT_VALUE = {"rate-limited": "429", "timeout": "timeout", "unreachable": "unreachable",
                "server-error": "server-error", "bad-answer": "bad-answer"}
@@ -202,7 +202,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
             from memhooks.warm.context7_api import search_many
 
             remaining = budget_s - (time.monotonic() - started)
-            if remaining < MIN_API_S:  # too little to tell a slow API from our own hurry
+            if remaining < min(MIN_API_S, budget_s / 2):  # too little to tell a slow API from our hurry
                 for r in todo:
                     r.cause = "no time left in this session's budget; asked next time"
             else:
