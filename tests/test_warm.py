@@ -132,7 +132,10 @@ def test_unchanged_lockfiles_answer_from_tier1_without_network(project, api):
     warmed_at = db_rows(db, "SELECT warmed_at FROM warm_state")
     second, _ = session_start(project)
     assert len(api.log) == n
-    assert context_of(second) == context_of(first)
+    # the same IDs, now marked as served from the cache of an earlier session
+    assert "(cached)" not in context_of(first)
+    assert context_of(second).replace(" (cached)", "") == context_of(first)
+    assert context_of(second).count("(cached)") == 4
     assert db_rows(db, "SELECT warmed_at FROM warm_state") == warmed_at  # no re-scan
     # a changed lockfile is noticed
     lock = project / "package-lock.json"
@@ -188,7 +191,8 @@ def test_offline_makes_no_request(project, api, monkeypatch):
     serve_search(api)
     out, _ = session_start(project)
     assert api.log == []
-    assert out is None
+    assert "→" not in context_of(out)  # one JSON object all the same, saying what is cached
+    assert "No documentation is cached yet." in context_of(out)
 
 
 def test_captured_knowledge_is_used_before_the_api(project, api):
@@ -256,13 +260,13 @@ def test_warm_and_scan_commands(project, api):
     assert r.returncode == 0 and b"resolved" in r.stdout
 
 
-def test_no_project_files_prints_nothing(store, tmp_path, api):
+def test_no_project_files_still_one_json_object(store, tmp_path, api):
     empty = tmp_path / "empty"
     empty.mkdir()
     serve_search(api)
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(empty))
     out, _ = session_start(empty, env=env)
-    assert out is None
+    assert context_of(out).startswith("memhooks: no Context7 library IDs")
     assert api.log == []
 
 

@@ -231,6 +231,10 @@ def session_start() -> int:
         out = fast_output(db, project)
         if out is None:
             out = _warm_output(db, project)
+        if out is None:  # the warm ran out of time or could not run: say what is cached
+            from memhooks.warm.fastpath import status_output
+
+            out = status_output(db, project)
         spawn_ingest(db)
     except BaseException:  # noqa: BLE001
         try:
@@ -239,6 +243,9 @@ def session_start() -> int:
             log_exception("session-start")
         except BaseException:  # noqa: BLE001
             pass
+    if not out:  # one JSON object every time
+        out = ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": '
+               '"memhooks: no Context7 library IDs are cached for this project yet."}}')
     try:
         out = _with_notice(out, notice)
     except BaseException:  # noqa: BLE001

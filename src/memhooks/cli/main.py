@@ -230,18 +230,30 @@ def cache_write(tier, args, as_json):
 @main.command()
 @click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
 @click.option("--top", "top_n", type=int, default=None, help="How many libraries (default 20).")
+@click.option("--direct-only", is_flag=True, default=None,
+              help="Direct dependencies only (also MEMHOOKS_DIRECT_ONLY=1).")
 @click.option("--json", "as_json", is_flag=True)
-def scan(directory, top_n, as_json):
+def scan(directory, top_n, direct_only, as_json):
     """List the project's ranked libraries from its lockfiles and manifests."""
     from memhooks.config import top_n as default_top
-    from memhooks.warm.rank import rank
+    from memhooks.warm import settings
+    from memhooks.warm.rank import candidates
     from memhooks.warm.scan import scan_project
 
     result = scan_project(os.path.realpath(directory))
-    ranked = rank(result.deps, top_n=top_n or default_top())
+    n = top_n or default_top()
+    only = settings.direct_only() if direct_only is None else direct_only
+    ranked = candidates(result.deps, n, backfill=n, direct_only=only)[:n]
     if as_json:
         echo_json({"project": os.path.realpath(directory), "files": result.files,
                    "errors": result.errors,
+                   # what was left out: names/versions failing their grammar, files too large,
+                   # unreadable, not regular, outside the project root, ...
+                   "skipped": result.skipped,
+                   "dropped": {"names": result.skipped.get("names-dropped", 0),
+                               "versions": result.skipped.get("versions-dropped", 0)},
+                   "complete": result.complete, "budget": result.budget,
+                   "seconds": round(result.seconds, 3), "bytes_read": result.bytes_read,
                    "libraries": [{"name": d.name, "ecosystem": d.ecosystem, "version": d.version,
                                   "kind": d.kind, "manifests": d.manifests} for d in ranked]})
         return
@@ -251,6 +263,12 @@ def scan(directory, top_n, as_json):
         click.echo("no dependencies found", err=True)
     for err in result.errors:
         click.echo(f"skipped: {err}", err=True)
+    if result.skipped:
+        click.echo("left out: " + ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items())),
+                   err=True)
+    if not result.complete:
+        click.echo(f"scan cut short by its {result.budget} budget; the next warm continues it",
+                   err=True)
 
 
 # What each warm outcome means, in one word or two (memhooks.warm.resolve.Resolved.how).
@@ -280,8 +298,10 @@ def warm_rows(entries) -> list[str]:
 @click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
 @click.option("--budget", type=float, default=None, help="Seconds for Context7 API requests.")
 @click.option("--top", "top_n", type=int, default=None)
+@click.option("--direct-only", is_flag=True, default=None,
+              help="Warm direct dependencies only (also MEMHOOKS_DIRECT_ONLY=1).")
 @click.option("--json", "as_json", is_flag=True)
-def warm(directory, budget, top_n, as_json):
+def warm(directory, budget, top_n, direct_only, as_json):
     """Pre-resolve the project's top libraries to Context7 IDs (tier1).
 
     Exits 1 when the Context7 API was needed and no library resolved."""
@@ -292,7 +312,8 @@ def warm(directory, budget, top_n, as_json):
     conn = open_store()
     try:
         if as_json:
-            result = do_warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True)
+            result = do_warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True,
+                             direct_only=direct_only)
         else:
             from rich.console import Console
 
@@ -311,29 +332,40 @@ def warm(directory, budget, top_n, as_json):
                                   + (f"; waiting for {now}" if waiting else ""))
 
                 result = do_warm(conn, project, budget_s=budget, top_n=top_n, progress=progress,
-                                 retry_unreachable=True, api_progress=api_progress)
+                                 retry_unreachable=True, direct_only=direct_only,
+                                 api_progress=api_progress)
     finally:
         conn.close()
     api_needed = any(r.how in API_NEEDED for r in result.entries)
     failed = api_needed and not result.resolved
     rows = [{"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
              "library_id": r.library_id, "versioned_id": r.versioned_id, "how": r.how,
-             "status": WARM_STATUS.get(r.how, r.how)}
+             "status": WARM_STATUS.get(r.how, r.how), "cause": r.cause}
             for r in result.entries]
     if as_json:
         echo_json({"project": project, "entries": rows, "files": result.scanned_files,
                    "api_requests": result.api_requests, "rate_limited": result.rate_limited,
                    "api_unreachable": result.unreachable, "api_needed": api_needed,
+                   "api_fault": result.api_fault, "api_fault_detail": result.api_fault_detail,
+                   "api_until": result.api_until, "scan_complete": result.scan_complete,
+                   "scan_budget": result.scan_budget, "skipped": result.skipped,
                    "seconds": round(result.seconds, 3), "errors": result.errors})
         sys.exit(1 if failed else 0)
-    for line in warm_rows(result.entries):
-        click.echo(line)
+    for line, r in zip(warm_rows(result.entries), rows, strict=True):
+        click.echo(line + (f" — {r['cause']}" if r["cause"] and not r["library_id"] else ""))
     n_files = len(result.scanned_files)
     click.echo(f"{len(result.resolved)}/{len(rows)} resolved from {n_files} "
                f"file{'s' if n_files != 1 else ''} in {result.seconds:.2f}s "
                f"({result.api_requests} API request{'s' if result.api_requests != 1 else ''}"
                f"{', rate limited' if result.rate_limited else ''}"
                f"{', API unreachable: ' + config.context7_api_url() if result.unreachable else ''})")
+    if result.api_fault:
+        from memhooks.warm.resolve import _fault_words, _until_words
+
+        fault = result.api_fault.removeprefix("backoff:")
+        click.echo(f"Context7: {_fault_words(fault, result.api_fault_detail)}"
+                   f"{_until_words(result.api_until)}"
+                   f"{' (from an earlier session)' if result.api_fault.startswith('backoff:') else ''}")
     if not rows:
         click.echo("no dependencies found (no lockfile or manifest memhooks reads)", err=True)
     if failed:

@@ -108,8 +108,17 @@ def upsert_library(conn, *, library_id: str, title: str | None, origin: str,
                    source: str | None = None, now: float | None = None) -> None:
     import json
 
+    from memhooks.names import checked_library_id
+
     now = time.time() if now is None else now
-    lid = library_id.strip()
+    lid = checked_library_id(library_id)
+    if lid is None:
+        return  # not the Context7 ID shape (`/owner/repo[/version]`): never stored
+    from memhooks.recall.render import one_line
+
+    # outside short text: one safe capped line (no control characters, no fence markers)
+    title = (one_line(title, 200) or None) if title else None
+    description = (one_line(description, 1000) or None) if description else None
     tail = lid.rstrip("/").rsplit("/", 1)[-1].lower()
     conn.execute(
         "INSERT INTO libraries (library_id, id_key, tail_key, title, title_key, description,"
@@ -144,6 +153,14 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
     key = normalize(name, ecosystem)
     if not key:
         return False
+    if library_id is not None:
+        from memhooks.names import checked_library_id, valid_library_id
+
+        library_id = checked_library_id(library_id)
+        if library_id is None:
+            return False  # not the Context7 ID shape: never stored
+        if versioned_id and not valid_library_id(versioned_id):
+            versioned_id = None
     guard = ""
     if origin.startswith("warm"):
         guard = (" WHERE tier1.origin NOT IN ('capture', 'write') OR tier1.expires_at <= excluded.resolved_at"

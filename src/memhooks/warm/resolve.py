@@ -14,12 +14,23 @@ from dataclasses import dataclass, field
 
 from memhooks import config
 from memhooks.recall.lc_cache import find_tier1
-from memhooks.names import normalize, pick_library, versioned_id
+from memhooks.names import (checked_library_id, normalize, pick_library, valid_library_id, valid_name,
+                            versioned_id as _versioned_id)
 from memhooks.store.projections import upsert_library, upsert_tier1
 from memhooks.store.connect import transaction
-from memhooks.warm.fastpath import api_blocked, build_context
+from memhooks.warm.fastpath import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context
 
-RETRY_KEY = "context7.retry_after"
+RESUME_PREFIX = "scan.resume:"  # api_state key of a scan cut short, continued next session
+RESUME_TTL_S = 24 * 3600.0
+MIN_API_S = 1.0  # an API round with less time than this is not started (its timeouts would lie)
+#: api_state value per fault (a 429 keeps its historical value)
+FAULT_VALUE = {"rate-limited": "429", "timeout": "timeout", "unreachable": "unreachable",
+               "server-error": "server-error", "bad-answer": "bad-answer"}
+
+
+def versioned_id(library_id, version, known):
+    vid = _versioned_id(library_id, version, known)
+    return vid if vid and valid_library_id(vid) else None
 
 
 @dataclass
@@ -33,6 +44,8 @@ class Resolved:
     # tier1 | warm-local | warm-api | not-found | api-error | api-timeout | api-rate-limited
     # | unresolved (not asked: budget, 429 earlier, offline)
     how: str = "unresolved"
+    cause: str = ""  # why it is unresolved, in words (empty when resolved)
+    cached: bool = False  # served from tier1 that an earlier session resolved
 
 
 @dataclass
@@ -44,6 +57,15 @@ class WarmResult:
     api_requests: int = 0
     rate_limited: bool = False
     unreachable: bool = False
+    # why the Context7 API was not (fully) used: "timeout", "unreachable", "server-error",
+    # "bad-answer", "rate-limited" (this warm), or "backoff:<one of those>" (an earlier
+    # session's fault, still backing off), "offline"; None when it answered
+    api_fault: str | None = None
+    api_fault_detail: str = ""
+    api_until: float | None = None  # backing off until (epoch seconds)
+    scan_complete: bool = True  # False: a scan budget cut it; the next session continues
+    scan_budget: str | None = None  # the budget that cut it: time, bytes, files
+    skipped: dict = field(default_factory=dict)  # what the scan left out (counts)
     seconds: float = 0.0
     context: str = ""
 
@@ -67,19 +89,72 @@ def _fresh_project_entry(conn, project: str, key: str, now: float):
     ).fetchone()
 
 
+def _load_resume(conn, project: str, now: float) -> dict | None:
+    row = conn.execute("SELECT value, until FROM api_state WHERE key = ?",
+                       (RESUME_PREFIX + project,)).fetchone()
+    if not row or not row[0] or (row[1] or 0) <= now:
+        return None
+    try:
+        state = json.loads(row[0])
+    except ValueError:
+        return None
+    return state if isinstance(state, dict) else None
+
+
+def _save_resume(conn, project: str, state: dict | None, now: float) -> None:
+    if state is None:
+        conn.execute("DELETE FROM api_state WHERE key = ?", (RESUME_PREFIX + project,))
+        return
+    conn.execute(
+        "INSERT INTO api_state (key, value, until) VALUES (?, ?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value, until = excluded.until",
+        (RESUME_PREFIX + project, json.dumps(state, separators=(",", ":")), now + RESUME_TTL_S),
+    )
+
+
+def _fault_words(fault: str, detail: str = "") -> str:
+    words = {
+        "timeout": "the Context7 API did not answer in time",
+        "unreachable": "the Context7 API could not be reached",
+        "server-error": "the Context7 API answered with a server error",
+        "bad-answer": "the Context7 API gave an answer that is not a library search result",
+        "rate-limited": "Context7 is rate-limited",
+        "429": "Context7 is rate-limited",
+        "offline": "the Context7 API is off (MEMHOOKS_OFFLINE)",
+    }.get(fault, f"the Context7 API failed ({fault})")
+    if detail and fault not in ("offline",):
+        from memhooks.recall.render import one_line
+
+        words += f" ({one_line(detail, 60)})"
+    return words
+
+
+def _until_words(until: float | None) -> str:
+    if not until:
+        return ""
+    return " until " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(until))
+
+
 def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None = None,
-         progress=None, retry_unreachable: bool = False, api_progress=None) -> WarmResult:
-    from memhooks.warm.rank import rank
+         progress=None, retry_unreachable: bool = False, direct_only: bool | None = None,
+         api_progress=None) -> WarmResult:
+    from memhooks.warm import settings
+    from memhooks.warm.rank import candidates as rank_candidates
     from memhooks.warm.fingerprint import fingerprint
     from memhooks.warm.scan import scan_project
 
     started = time.monotonic()
     budget_s = config.warm_budget_s() if budget_s is None else budget_s
     top_n = config.top_n() if top_n is None else top_n
+    direct_only = settings.direct_only() if direct_only is None else direct_only
     result = WarmResult(project=project)
-    scan = scan_project(project)
+    now = time.time()
+    scan = scan_project(project, resume=_load_resume(conn, project, now))
     result.scanned_files, result.errors = list(scan.files), list(scan.errors)
-    candidates = rank(scan.deps, top_n=max(top_n * 3, top_n + 20))
+    result.scan_complete, result.scan_budget = scan.complete, scan.budget
+    result.skipped = dict(scan.skipped)
+    candidates = [d for d in rank_candidates(scan.deps, top_n, direct_only=direct_only)
+                  if valid_name(d.name, d.ecosystem)]
     now = time.time()
     todo: list[Resolved] = []
     entries: list[Resolved] = []
@@ -89,13 +164,21 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         row = _fresh_project_entry(conn, project, key, now)
         if row is not None and retry_unreachable and row[0] is None and row[1] == "error":
             row = None  # a warm a person asked for retries recent failures
+        if row is not None and row[0] is not None and checked_library_id(row[0]) is None:
+            row = None  # a malformed ID is never shown: resolve again
         if row is not None:
-            r.library_id = row[0]
+            r.library_id = checked_library_id(row[0]) if row[0] else None
             r.how = "tier1" if row[0] else ("api-error" if row[1] == "error" else "not-found")
+            r.cached = bool(r.library_id)
+            if not row[0]:
+                r.cause = ("the last Context7 search failed; retried later" if row[1] == "error"
+                           else "not in Context7 (remembered)")
         else:
             known = find_tier1(conn, dep.name, project, now)
-            if known:
-                r.library_id, r.how = known["library_id"], "warm-local"
+            lid = checked_library_id(known["library_id"]) if known else None
+            if lid:
+                r.library_id, r.how = lid, "warm-local"
+                r.cached = known.get("origin") != "libraries"  # another project's tier1
         entries.append(r)
         if r.how == "unresolved":
             todo.append(r)
@@ -104,32 +187,59 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
 
     missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
     run = None
-    if todo and missing and not api_blocked(conn, now, retry_unreachable=retry_unreachable):
-        from memhooks.warm.context7_api import search_many
+    backoff = api_backoff(conn, now)
+    if todo and missing:
+        if api_blocked(conn, now, retry_unreachable=retry_unreachable):
+            if config.offline():
+                result.api_fault = "offline"
+            elif backoff:
+                result.api_fault = f"backoff:{backoff[0]}"
+                result.api_until = backoff[1]
+                result.rate_limited = backoff[0] == "429"
+            why = _fault_words(backoff[0] if backoff and result.api_fault != "offline" else "offline")
+            for r in todo:
+                r.cause = why + (_until_words(result.api_until) if result.api_until else "")
+        else:
+            from memhooks.warm.context7_api import search_many
 
-        remaining = budget_s - (time.monotonic() - started)
-        # Backfill: ask in rank order until enough of the top names resolve.
-        run = search_many([r.name for r in todo], budget_s=remaining, want=missing,
-                          query_for=lambda n: f"{n} library documentation", on_answer=api_progress)
-        result.api_requests = len(run.answers)
-        result.rate_limited = run.retry_after_s is not None
-        result.unreachable = run.unreachable
+            remaining = budget_s - (time.monotonic() - started)
+            if remaining < min(MIN_API_S, budget_s / 2):  # too little to tell a slow API from our hurry
+                for r in todo:
+                    r.cause = "no time left in this session's budget; asked next time"
+            else:
+                # Backfill: ask in rank order until enough of the top names resolve.
+                run = search_many([r.name for r in todo], budget_s=remaining, want=missing,
+                                  query_for=lambda n: f"{n} library documentation",
+                                  on_answer=api_progress)
+                result.api_requests = run.requests
+                result.rate_limited = run.retry_after_s is not None
+                result.unreachable = run.unreachable
+                result.api_fault, result.api_fault_detail = run.fault, run.fault_detail
     now = time.time()
     with transaction(conn):
         if run is not None:
-            if run.retry_after_s is not None or run.unreachable:
-                # Back off across sessions: Retry-After after a 429, a few minutes when
-                # the API could not be reached at all.
+            if run.fault is not None:
+                # Back off across sessions: Retry-After after a 429; the error TTL after a
+                # timeout, a hang, a refused connection, a 5xx or a garbage answer.
+                until = now + (run.retry_after_s if run.retry_after_s is not None
+                               else config.tier1_error_ttl_s())
+                result.api_until = until
                 conn.execute(
                     "INSERT INTO api_state (key, value, until) VALUES (?, ?, ?)"
                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value, until = excluded.until",
-                    (RETRY_KEY, "429" if run.retry_after_s is not None else "unreachable",
-                     now + (run.retry_after_s if run.retry_after_s is not None
-                            else config.tier1_error_ttl_s())),
+                    (RETRY_KEY, FAULT_VALUE.get(run.fault, run.fault), until),
                 )
+            elif any(a.status in ("found", "not-found") for a in run.answers.values()):
+                # the API answered: an earlier fault (say, before a warm by hand) is over
+                conn.execute("DELETE FROM api_state WHERE key = ? AND (value != '429' OR until <= ?)",
+                             (RETRY_KEY, now))
             for r in todo:
                 answer = run.answers.get(r.name)
                 if answer is None:
+                    if run.fault is not None:
+                        r.cause = _fault_words(run.fault) + _until_words(result.api_until)
+                    else:
+                        r.cause = "not asked: enough names resolved, or the budget ran out"
                     continue
                 if answer.status == "found":
                     for res in answer.results:
@@ -138,12 +248,16 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                                        code_snippets=_int(res.get("totalSnippets")),
                                        trust_score=_float(res.get("trustScore")),
                                        benchmark_score=_float(res.get("benchmarkScore")),
-                                       versions=[v for v in res.get("versions") or []
-                                                 if isinstance(v, str)], now=now)
+                                       versions=list(res.get("versions") or []), now=now)
                     idx, how = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
                     r.library_id, r.how = answer.results[idx]["id"], "warm-api"
                 elif answer.status != "not-found":
                     r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
+                    r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
+                                           .get(answer.status, "server-error"
+                                                if answer.detail.startswith("HTTP 5") else
+                                                "bad-answer" if answer.detail.startswith(("HTTP", "malformed"))
+                                                else "unreachable"), answer.detail)
                     if answer.status in ("error", "timeout"):
                         # Remember the failure briefly: the pool is tiny, and an unreachable
                         # API must not cost every session its whole budget again.
@@ -152,6 +266,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                                      matched="error", ttl_s=config.tier1_error_ttl_s(), now=now)
                 else:
                     r.how = "not-found"
+                    r.cause = "not in Context7"
                     upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                                  library_id=None, version=r.version, origin="warm-api",
                                  matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
@@ -170,20 +285,26 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
                     (r.version, r.versioned_id, project, normalize(r.name, r.ecosystem), r.library_id),
                 )
         chosen = _choose(entries, top_n)
+        _save_resume(conn, project, None if scan.complete else scan.state, now)
+        # A scan a budget cut short saves what it found (tier1 above, the ranked names
+        # here) with a fingerprint that never matches: the next session continues the scan.
+        fp = fingerprint(project, scan.files, scan.dirs) if scan.complete else PARTIAL
         conn.execute(
             "INSERT INTO warm_state (project, fingerprint, files, dirs, ranked, warmed_at)"
             " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project) DO UPDATE SET"
             " fingerprint = excluded.fingerprint, files = excluded.files, dirs = excluded.dirs,"
             " ranked = excluded.ranked, warmed_at = excluded.warmed_at",
-            (project, fingerprint(project, scan.files, scan.dirs), json.dumps(scan.files),
-             json.dumps(scan.dirs),
+            (project, fp, json.dumps(scan.files), json.dumps(scan.dirs),
              json.dumps([{"name": r.name, "ecosystem": r.ecosystem, "version": r.version}
                          for r in chosen]), now),
         )
+        from memhooks.warm.fastpath import status_note
+
+        note = status_note(conn, now, documents=not any(r.library_id for r in chosen))
     result.entries = chosen
     result.context = build_context([
-        {"name": r.name, "version": r.version, "library_id": r.library_id,
-         "versioned_id": r.versioned_id} for r in chosen])
+        {"name": r.name, "ecosystem": r.ecosystem, "version": r.version, "library_id": r.library_id,
+         "versioned_id": r.versioned_id, "cached": r.cached} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
 

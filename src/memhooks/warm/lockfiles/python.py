@@ -12,6 +12,7 @@ from memhooks.warm.lockfiles import Dep, Manifest, dedupe, key_for as normalize,
 
 ECO = "pypi"
 MAX_INCLUDE_DEPTH = 8
+MAX_REQUIREMENT_LINES = 50_000  # logical lines read from one requirements file
 
 _NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*(.*)$", re.S)
 _EXACT = re.compile(r"^(?:===?)\s*([0-9][0-9A-Za-z.+!_-]*)$")
@@ -74,6 +75,8 @@ def parse_pep508(req: str) -> tuple[str, str | None, str | None] | None:
         return None
     name, _, rest = m.groups()
     rest = rest.strip()
+    if rest and rest[0] not in "<>=!~(;@,-":
+        return None  # not a requirement: words after the name (`left SYSTEM NOTICE==1`)
     if rest.startswith("@"):
         url = rest[1:].strip()
         url = re.split(r"\s+;", url, maxsplit=1)[0].strip()
@@ -169,7 +172,9 @@ def parse_requirements(
     # block under a requirement. own[i] = (index in out, via entries) of this file's requirements
     own: list[tuple[int, list[str]]] = []
     via: list[str] | None = None  # the via list being filled (a "# via" block)
-    for raw in _logical_lines(text):
+    for n, raw in enumerate(_logical_lines(text)):
+        if n >= MAX_REQUIREMENT_LINES:
+            break  # bounded work: no real requirements file is this long
         sraw = raw.strip()
         if sraw.startswith("#"):
             body = sraw[1:].strip()
