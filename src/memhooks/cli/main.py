@@ -352,7 +352,9 @@ def warm(directory, budget, top_n, direct_only, as_json):
                    "seconds": round(result.seconds, 3), "errors": result.errors})
         sys.exit(1 if failed else 0)
     for line, r in zip(warm_rows(result.entries), rows, strict=True):
-        click.echo(line + (f" — {r['cause']}" if r["cause"] and not r["library_id"] else ""))
+        # One fault for the whole run is said once, below; other causes stand on their row.
+        own = r["cause"] and not r["library_id"] and not result.api_fault
+        click.echo(line + (f" — {r['cause']}" if own else ""))
     n_files = len(result.scanned_files)
     click.echo(f"{len(result.resolved)}/{len(rows)} resolved from {n_files} "
                f"file{'s' if n_files != 1 else ''} in {result.seconds:.2f}s "
