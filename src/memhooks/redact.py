@@ -255,8 +255,8 @@ def _line_start(s, start: int) -> bool:
         ch = c if isinstance(c, str) else chr(c)
         if ch == "n" and i > 0 and (s[i - 1] == ("\\" if isinstance(s, str) else 92)):
             return True
-        if ch == '"' and not (i > 0 and s[i - 1] in ("\\", 92)):
-            return True  # the start of a JSON string in raw JSON
+        if ch == '"':
+            return True  # the start of a (JSON) string
         if ch not in " \t-":
             return False
         i -= 1
@@ -271,35 +271,79 @@ def _line_end(s, end: int) -> bool:
         ch = c if isinstance(c, str) else chr(c)
         if ch in "\r\n#\"":
             return True
-        if ch == "\\" and i + 1 < n and (s[i + 1] in ("n", "r", 110, 114)):
-            return True
+        if ch == "\\":
+            j = i
+            while j < n and j < i + 8 and s[j] in ("\\", 92):
+                j += 1
+            return j < n and s[j] in ("n", "r", 110, 114)
         if ch not in " \t":
             return False
         i += 1
     return i >= n
 
 
-def _cb_assign(m):
-    """name = value / "name": "value" / name: value, with a secret's name."""
-    name, kq, sep, vq, value = (m.group(i) for i in range(1, 6))
-    tname = _text(name)
-    kind = _name_kind(tname)
+class _Scan:
+    """A rule applied by a scanning loop instead of `sub`: the match stops before the value
+    (the value is a lookahead group), so a value left alone is scanned again, as in
+    `"t": "SECRET_KEY=x"` where the outer pair is no secret and the inner one is."""
+
+    def __init__(self, decide):
+        self.decide = decide
+
+    def run(self, rx, data):
+        out = []
+        pos = last = 0
+        n = len(data)
+        while pos <= n:
+            m = rx.search(data, pos)
+            if m is None:
+                break
+            repl = self.decide(m)
+            if repl is not None:
+                out.append(data[last:m.start()])
+                out.append(repl)
+                last = pos = m.end(5)
+            else:
+                pos = m.end() if m.end() > m.start() else m.start() + 1
+        if not out:
+            return data
+        out.append(data[last:])
+        return data[:0].join(out)
+
+
+_KINDS: dict = {}
+
+
+def _kind_of(name) -> str | None:
+    got = _KINDS.get(name, 0)
+    if got == 0:
+        got = _name_kind(_text(name))
+        if len(_KINDS) < 4096:
+            _KINDS[name] = got
+    return got
+
+
+def _assign(m):
+    kind = _kind_of(m.group(1))
     if kind is None:
-        return m.group(0)
-    tvalue, tsep, quoted = _text(value), _text(sep).strip(), bool(vq)
-    if tsep == ":" and not quoted and not kq:
+        return None
+    name, kq, sep, vq, value = m.group(1, 2, 3, 4, 5)
+    quoted = bool(vq)
+    tsep = sep.strip()
+    if not quoted and not kq and tsep in (":", b":"):
         # YAML-style `password: value` only as a whole line, never in prose
         if not (_line_start(m.string, m.start(1)) and _line_end(m.string, m.end(5))):
-            return m.group(0)
-    if tsep == "=" and not quoted and _text(sep) != "=" and not _line_start(m.string, m.start(1)):
-        return m.group(0)  # `token = something` in prose or code: only as an ini line
+            return None
+    elif not quoted and tsep in ("=", b"=") and len(sep) > 1 and not _line_start(m.string, m.start(1)):
+        return None  # `token = something` in prose or code: only as an ini line
+    tname, tvalue = _text(name), _text(value)
     if not _value_is_secret(kind, tvalue):
-        return m.group(0)
+        return None
     if not quoted and tvalue.isidentifier() and (
         tvalue.lower() in tname.lower() or tname.lower() in tvalue.lower() or kind == "weak"
     ) and not any(c.isdigit() for c in tvalue):
-        return m.group(0)  # password=password, token=access_token: code, not a value
-    return name + kq + sep + vq + _mk(m, MARK)
+        return None  # password=password, token=access_token: code, not a value
+    return m.group(0) + _mk(m, MARK)
 
 
 # ------------------------------------------------------------------ the rules
@@ -350,10 +394,10 @@ RULES = (
     # name = value, "name": "value", name: value (env, ini, toml, JSON, YAML, kwargs, headers)
     ("assignment", "assign", ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig",
                               "dsn", "sas", "pat"),
-     r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrt]))([A-Za-z_][A-Za-z0-9_.-]{0,80}+)(\\?[\"']?)"
-     r"([ \t]{0,8}+(?:=>|:|=)[ \t]{0,8}+)(\\?[\"']|)"
-     r"((?:(?<=[\"'])" + _QVAL + r"{1,300}+)|" + _VAL + r"{1,300}+)",
-     _cb_assign),
+     r"(?:(?<![A-Za-z0-9_.\\-])|(?<=\\[nrt]))([A-Za-z_][A-Za-z0-9_.-]{0,80}+)(\\*+[\"']?)"
+     r"([ \t]{0,8}+(?:=>|:|=)[ \t]{0,8}+)(\\*+[\"']|)"
+     r"(?=((?:(?<=[\"'])" + _QVAL + r"{1,300}+)|" + _VAL + r"{1,300}+))",
+     _Scan(_assign)),
     # provider tokens with a distinctive prefix (gitleaks' default families and a few more)
     ("context7", "run", ("ctx7sk",), _tok(["ctx7sk"], r"[A-Za-z0-9_-]{6,}+"), MARK),
     ("openai-anthropic", "-", ("sk-",), _tok(["sk-"], r"[A-Za-z0-9_-]{20,}+",
@@ -377,7 +421,7 @@ RULES = (
      r"(discord(?:app)?\.com/api/webhooks/[0-9]{5,30}+/)[A-Za-z0-9_-]{20,}+", r"\1" + MARK),
     ("teams-webhook", "://", ("webhook.office.com",),
      r"(webhook\.office\.com/webhookb2/)[A-Za-z0-9@/_-]{20,}+", r"\1" + MARK),
-    ("google", "run", ("aiza", "gocspx-", "ya29.", "1//0"),
+    ("google", ("run", "-", "_"), ("aiza", "gocspx-", "ya29.", "1//0"),
      _tok(["AIza"], r"[A-Za-z0-9_-]{30,}+") + "|" + _tok(["GOCSPX-"], r"[A-Za-z0-9_-]{20,}+")
      + "|" + _tok(["ya29."], r"[A-Za-z0-9_-]{20,}+") + "|" + _tok(["1//0"], r"[A-Za-z0-9_-]{30,}+"),
      MARK),
@@ -480,7 +524,7 @@ def _needed(low: bytes) -> list[int]:
         return []
     out = []
     for i, (_family, group, triggers, _p, _r) in enumerate(RULES):
-        if group in groups and any(
+        if (group in groups if isinstance(group, str) else not groups.isdisjoint(group)) and any(
             all(has(x) for x in t) if isinstance(t, tuple) else has(_B(t)) for t in triggers
         ):
             out.append(i)
@@ -491,10 +535,14 @@ def _B(t) -> bytes:
     return t if isinstance(t, bytes) else t.encode()
 
 
+def _sub(rx, repl, data):
+    return repl.run(rx, data) if isinstance(repl, _Scan) else rx.sub(repl, data)
+
+
 def _apply(data, kind: type, low: bytes):
     for i in _needed(low):
         rx, repl = _rule(i, kind)
-        data = rx.sub(repl, data)
+        data = _sub(rx, repl, data)
     return data
 
 
@@ -517,6 +565,6 @@ def families_found(text: str) -> list[str]:
     out = []
     for i in _needed(low):
         rx, repl = _rule(i, str)
-        if rx.sub(repl, text) != text:
+        if _sub(rx, repl, text) != text:
             out.append(RULES[i][0])
     return out

@@ -119,7 +119,7 @@ def _after_error_word(text: str) -> str:
 
 
 def _looks_like_docs(text: str) -> bool:
-    return "```" in text or first_heading(text) is not None or "\nSource: " in text
+    return errors.c7_docs_shape(text) or "\nSource: " in text
 
 
 def first_heading(text: str, marker: str = "### ") -> str | None:

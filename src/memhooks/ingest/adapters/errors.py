@@ -25,7 +25,8 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "exceeded your", "have exceeded", "out of credits", "insufficient credits",
         "insufficient balance", "credits exhausted", "no credits", "credit limit",
         "payment required", "upgrade your plan", "throttl", "slow down", "retry after",
-        "retry-after", "monthly limit", "daily limit", "free tier", "billing",
+        "retry-after", "monthly limit", "daily limit", "free tier", "billing", "trial has ended",
+        "trial expired", "trial has expired", "subscription", "exhausted", "used up",
     )),
     ("unauthorized", (
         "api key", "api-key", "apikey", "unauthori", "forbidden", "authenticat",
@@ -71,8 +72,8 @@ _OPENING_RE = re.compile(
     r"(?:rate[ -]?limit(?!ing)|too many requests|(?:monthly |daily |hourly |usage |api )?(?:request |usage )?"
     r"(?:quota|limit) (?:exceeded|reached|hit)|(?:monthly |daily )?(?:request |usage )?limit reached"
     r"|quota|you(?:'ve| have) (?:exceeded|reached|hit|run out|been rate)|insufficient (?:credits|balance|funds)"
-    r"|payment required|request failed|failed to|fetch failed|typeerror|referenceerror|syntaxerror"
-    r"|aborterror|econn|enotfound|etimedout|eai_again|socket hang up|network ?error|timed? ?out"
+    r"|payment required|request failed|request (?:timed out|timeout|aborted|error)|failed to|fetch failed|typeerror|referenceerror|syntaxerror"
+    r"|aborterror|[a-z]{0,30}error:|(?:connect |read |write )?econn|enotfound|etimedout|eai_again|socket hang up|network ?error|timed? ?out"
     r"|connection (?:refused|reset|error|timed)|getaddrinfo|unauthori[sz]ed|forbidden|access denied"
     r"|permission denied|authentication (?:failed|required|error)|not authori[sz]ed"
     r"|invalid (?:api[ _-]?key|key|token|credentials|authorization|request|library)"
@@ -82,7 +83,9 @@ _OPENING_RE = re.compile(
     r"|bad request|not found|(?:404|403|401|429|500|502|503|504|400)\b|http/?[0-9. ]{0,5}[45][0-9][0-9]"
     r"|status(?: code)? ?:? ?[45][0-9][0-9]|error (?:fetching|searching|retrieving|calling|getting"
     r"|loading|processing|executing|connecting|occurred|while|in request|code|[0-9])"
-    r"|an? (?:unexpected |unknown |internal )?error|unexpected error|unknown error|something went wrong"
+    r"|an? (?:unexpected |unknown |internal )?error (?:occurred|has occurred|happened|was)"
+    r"|internal (?:server )?error|unexpected (?:token|end of)|the (?:operation|request) was aborted"
+    r"|unexpected error|unknown error|something went wrong"
     r"|the library you are trying to access|the library (?:does not exist|was not found)"
     r"|library \S{1,200} (?:does not exist|not found|was not found|has been redirected)"
     r"|library not found|documentation not found|no (?:code |info )?documentation"
@@ -101,7 +104,8 @@ _HTML_OPEN = ("<!doctype html", "<html", "<head", "<body", "<center>", "<h1>", "
 _HTML_ERROR_WORDS = (
     "error", "bad gateway", "service unavailable", "cloudflare", "just a moment",
     "attention required", "access denied", "forbidden", "not found", "gateway", "timeout",
-    "captcha", "unavailable", "too many requests", "blocked", "nginx", "ray id",
+    "captcha", "unavailable", "too many requests", "blocked", "nginx", "ray id", "oops",
+    "snag", "sorry", "went wrong", "problem", "denied",
 )
 _JSON_ERROR_KEYS = frozenset({
     "error", "errors", "message", "msg", "detail", "details", "status", "statuscode",
@@ -241,8 +245,7 @@ def c7_docs_error(text: str) -> str | None:
         return None
     if len(stripped) <= _SCAN and "```" not in stripped:
         body = prose(stripped)
-        if len(body) < 300 and (opens_like_error(body) or (body and family(body) in (
-                "rate limited", "unauthorized", "network error"))):
+        if len(body) < 300 and opens_like_error(body):
             return family(body) or "error"
     return None
 
@@ -255,7 +258,7 @@ def short_error(text: str) -> str | None:
     if got:
         return got
     if len(stripped) < 300:
-        return family(stripped)
+        return family(stripped) or prose_error(stripped)
     return None
 
 
@@ -269,9 +272,29 @@ _FETCH_FAIL_PHRASES = (
     "page could not be found", "page not found", "requires authentication", "behind a login",
     "captcha", "enable javascript", "just a moment", "checking your browser", "is blocked",
     "was blocked", "no content was", "page is empty", "did not contain any", "does not contain any",
-    "rate limit", "too many requests", "error page", "request failed", "status code 4",
-    "status code 5", "timed out", "fetch failed",
 )
+
+
+# Words of a summary that tells what a page says (WebFetch answers are the model's prose).
+_DESCRIBES = (
+    "page", "article", "docs", "documentation", "explain", "describe", "documents ", "covers",
+    "shows", "lists", "according", "guide", "section", "tutorial", "example", "uses", "use ",
+    "returns", "should", "you can", "allows", "provides", "supports", "recommend", "```", "\n- ",
+    "\n* ", "\n1.",
+)
+
+
+def prose_error(text: str) -> str | None:
+    """A short free-text answer that reports a failure rather than telling what a page says:
+    it speaks an error family beyond the bare word "error" and describes nothing."""
+    stripped = text.strip()
+    if len(stripped) >= 200:
+        return None
+    low = stripped.lower()
+    if any(d in low for d in _DESCRIBES):
+        return None
+    got = family(stripped)
+    return got if got not in (None, "failure") else None
 
 
 def webfetch_error(result: str) -> str | None:
@@ -279,8 +302,10 @@ def webfetch_error(result: str) -> str | None:
     got = strong_error(stripped)
     if got:
         return got
+    if stripped[:20].lower().startswith(("<!doctype", "<html")) and len(stripped) < 4000:
+        return "html page"
     if len(stripped) < 500:
         low = stripped.lower()
         if any(p in low for p in _FETCH_FAIL_PHRASES):
             return family(stripped) or "fetch failed"
-    return None
+    return prose_error(stripped)
