@@ -384,7 +384,8 @@ RULES = (
      r"((?:-u|--user)(?:[ \t]+|=)\\?[\"']?[^\s:\"'\\]{1,128}+:)([^\s\"'\\]{3,256}+)",
      lambda m: m.group(0) if _text(m.group(2)).isdigit() or _placeholder(_text(m.group(2)))
      else m.group(1) + _mk(m, MARK)),
-    ("url-query", "=", (b"=",),
+    ("url-query", "=", (b"key=", b"token=", b"secret=", b"sig=", b"signature=", b"password=",
+                        b"passwd=", b"pwd=", b"auth=", b"code=", b"credential="),
      r"([?&;])([Aa]pi[_-]?[Kk]ey|[Aa]pikey|[Aa]ccess[_-]?[Tt]oken|[Aa]uth[_-]?[Tt]oken|"
      r"[Rr]efresh[_-]?[Tt]oken|[Ii]d[_-]?[Tt]oken|[Tt]oken|[Kk]ey|[Ss]ecret|"
      r"[Cc]lient[_-]?[Ss]ecret|[Pp]assword|[Pp]asswd|[Pp]wd|[Ss]ig|[Ss]ignature|"
@@ -393,7 +394,7 @@ RULES = (
      r"=([^&#\s\"'\\<>`]{1,2048}+)", _cb_query),
     # name = value, "name": "value", name: value (env, ini, toml, JSON, YAML, kwargs, headers)
     ("assignment", "assign", ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig",
-                              "dsn", "sas", "pat"),
+                              "dsn", "sas"),
      r"(?:(?<![A-Za-z0-9_.\\-])|(?<=\\[nrt]))([A-Za-z_][A-Za-z0-9_.-]{0,80}+)(\\*+[\"']?)"
      r"([ \t]{0,8}+(?:=>|:|=)[ \t]{0,8}+)(\\*+[\"']|)"
      r"(?=((?:(?<=[\"'])" + _QVAL + r"{1,300}+)|" + _VAL + r"{1,300}+))",
@@ -476,9 +477,9 @@ RULES = (
 _GROUP_NEEDLES = {
     "key": (b"key",), "eyj": (b"eyj",), "://": (b"://",), "auth": (b"authorization",),
     "bearer": (b"bearer",), "basic": (b"basic",), "-u": (b"-u",),
-    "=": (b"?", b"&", b";"),
+    "=": (b"=",),
     "assign": (b"pass", b"pw", b"secret", b"token", b"key", b"cred", b"auth", b"sig", b"dsn",
-               b"sas", b"pat"),
+               b"sas"),
     ":": (b":aa",), "~": (b"~",),
 }
 _MAP_NEEDLES = {  # on the map: a separator, then at least 10 letters or digits
