@@ -16,7 +16,6 @@ from conftest import db_rows, run_hook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adversarial import everything, seeds_for, variants  # noqa: E402
-
 from memhooks import redact  # noqa: E402
 
 MIB = 1 << 20

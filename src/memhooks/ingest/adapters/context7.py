@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 from memhooks.ingest.adapters import errors, is_persisted_note, is_too_small, response_text
-from memhooks.names import pick_library
 from memhooks.ingest.records import (
     AdapterResult,
     DocumentRecord,
@@ -22,6 +21,7 @@ from memhooks.ingest.records import (
     Tier1Record,
     Tier2Record,
 )
+from memhooks.names import pick_library
 
 SOURCE_TOOL = "context7"
 
