@@ -325,7 +325,7 @@ def _kind_of(name) -> str | None:
 
 def _assign(m):
     kind = _kind_of(m.group(1))
-    if kind is None:
+    if kind is None or (kind == "weak" and m.end(5) - m.start(5) < 16):
         return None
     name, kq, sep, vq, value = m.group(1, 2, 3, 4, 5)
     quoted = bool(vq)
@@ -376,7 +376,7 @@ RULES = (
     ("api-key-header", "assign", ("api-key", "apikey", "auth-token", "access-token",
                                 "private-token", "vault-token", "subscription-key",
                                 "functions-key"),
-     r"((?:[Xx]-)?(?:[Aa][Pp][Ii]-?[Kk][Ee][Yy]|[Aa]uth-[Tt]oken|[Aa]ccess-[Tt]oken|"
+     r"((?:[Aa][Pp][Ii]-?[Kk][Ee][Yy]|[Aa]uth-[Tt]oken|[Aa]ccess-[Tt]oken|"
      r"[Pp]rivate-[Tt]oken|[Vv]ault-[Tt]oken|[Gg]oog-[Aa]pi-[Kk]ey|[Ff]unctions-[Kk]ey|"
      r"[Oo]cp-[Aa]pim-[Ss]ubscription-[Kk]ey)"
      r"\\?[\"']?[ \t]*:[ \t]*\\?[\"']?)([^\s\"'\\,;]{6,}+)", _cb_secretish),
@@ -396,7 +396,7 @@ RULES = (
     ("assignment", "assign", ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig",
                               "dsn", "sas"),
      r"(?:(?<![A-Za-z0-9_.\\-])|(?<=\\[nrt]))([A-Za-z_][A-Za-z0-9_.-]{0,80}+)(\\*+[\"']?)"
-     r"([ \t]{0,8}+(?:=>|:|=)[ \t]{0,8}+)(\\*+[\"']|)"
+     r"([ \t]{0,8}+(?:=>|:(?=[ \t\"'\\])|=)[ \t]{0,8}+)(\\*+[\"']|)"
      r"(?=((?:(?<=[\"'])" + _QVAL + r"{1,300}+)|" + _VAL + r"{1,300}+))",
      _Scan(_assign)),
     # provider tokens with a distinctive prefix (gitleaks' default families and a few more)
