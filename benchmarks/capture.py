@@ -1,7 +1,8 @@
-"""Benchmark: whole-process time of hooks/post-tool-use with a 50 KB query-docs payload.
+"""Benchmark: whole-process time of hooks/post-tool-use with a 50 KB query-docs payload,
+and the hook on a 2 MiB adversarial payload (every redaction rule's worst cases at once).
 
-Reported as the ratio of medians to `python -c pass`, run alternately in the
-same loop. Target: <= 2.5x. Usage: python benchmarks/capture.py [--rounds N]
+Reported as the ratio of medians to `python -c pass` and `python -I -S -c pass`, run
+alternately in the same loop. Usage: python benchmarks/capture.py [--rounds N]
 """
 
 from __future__ import annotations
@@ -32,9 +33,23 @@ def payload(size: int = 50 * 1024) -> bytes:
     }).encode()
 
 
+def adversarial(size: int = 2 * 1024 * 1024) -> bytes:
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from _adversarial import everything
+
+    return json.dumps({
+        "session_id": "bench", "transcript_path": "/tmp/t.jsonl", "cwd": ROOT,
+        "hook_event_name": "PostToolUse", "tool_name": "mcp__context7__query-docs",
+        "tool_input": {"libraryId": "/facebook/react", "query": "useEffect cleanup"},
+        "tool_response": [{"type": "text", "text": everything(size)}], "tool_use_id": "toolu_bench",
+    }).encode()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--adversarial-rounds", type=int, default=20)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, MEMHOOKS_DB=os.path.join(tmp, "memhooks.db"),
@@ -48,6 +63,11 @@ def main() -> None:
         compare("hooks/post-tool-use (journal + detached ingest spawn)",
                 [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=data, env=env_spawn,
                 rounds=args.rounds)
+        bad = adversarial()
+        print(f"adversarial payload: {len(bad)} bytes (every redaction rule's worst cases)")
+        compare("hooks/post-tool-use, 2 MiB adversarial payload (journal only)",
+                [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=bad, env=env,
+                rounds=args.adversarial_rounds)
 
 
 if __name__ == "__main__":

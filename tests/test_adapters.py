@@ -323,7 +323,7 @@ def test_legacy_get_library_docs_without_topic():
 
 def test_docs_title_falls_back_to_id_and_topic():
     event = load("c7_query_docs")
-    event["tool_response"] = [{"type": "text", "text": "Plain docs body without any heading at all, long enough."}]
+    event["tool_response"] = [{"type": "text", "text": "Plain docs body without any heading at all, long enough.\n\n```js\nrun()\n```"}]
     [doc] = route(event).documents
     assert doc.title == "/facebook/react — useEffect cleanup function"
 

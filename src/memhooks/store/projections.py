@@ -63,11 +63,12 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
         max_bytes = max_doc_bytes()
     now = time.time() if now is None else now
     content, truncated = cap_text(redact_text(storable_text(content)), max_bytes)
-    title = storable_text(title) if title else title
-    source = storable_text(source or "")
-    url = storable_text(url) if url else url
-    topic = storable_text(topic) if topic else topic
-    library_id = storable_text(library_id) if library_id else library_id
+    # every text column passes redaction: a URL, a title or a query can carry a secret too
+    title = redact_text(storable_text(title)) if title else title
+    source = redact_text(storable_text(source or ""))
+    url = redact_text(storable_text(url)) if url else url
+    topic = redact_text(storable_text(topic)) if topic else topic
+    library_id = redact_text(storable_text(library_id)) if library_id else library_id
     digest = content_hash(content)
     row = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
     if row:
@@ -82,9 +83,9 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
         " library_id, topic, version, bytes, tool, truncated)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            project or "", redact_text(source or ""), source_tool, redact_text(title) if title else title,
+            project or "", source, source_tool, title,
             content, digest, type or "library-docs", redact_text(metadata) if metadata else None,
-            session_id, _iso(now), int(now), redact_text(url) if url else url, library_id, topic,
+            session_id, _iso(now), int(now), url, library_id, topic,
             version, len(content.encode("utf-8", "surrogatepass")), tool, 1 if truncated else 0,
         ),
     )
@@ -186,6 +187,7 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
 def upsert_tier2(conn, *, library_id: str, topic: str, document_id: int, origin: str,
                  ttl_s: float, now: float | None = None) -> None:
     now = time.time() if now is None else now
+    topic = redact_text(storable_text(topic or ""))
     conn.execute(
         "INSERT INTO tier2 (library_key, topic_key, library_id, topic, document_id, origin,"
         " fetched_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

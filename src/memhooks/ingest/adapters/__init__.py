@@ -34,7 +34,7 @@ _EXA_SERVER_RE = re.compile(r"(?:^|[^a-z])exa(?:[^a-z]|$)", re.IGNORECASE)
 
 # Claude Code replaces a too-large tool output by a note pointing at a file.
 _PERSISTED_RE = re.compile(
-    r"<persisted-output>|full output (?:has been )?saved to\s*:?\s*\S", re.IGNORECASE
+    r"<persisted-output>|full output (?:has been )?saved to\s*+:?\s*+\S", re.IGNORECASE
 )
 
 

@@ -13,8 +13,7 @@ import json
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import is_persisted_note, is_too_small, response_text
-from memhooks.names import pick_library
+from memhooks.ingest.adapters import errors, is_persisted_note, is_too_small, response_text
 from memhooks.ingest.records import (
     AdapterResult,
     DocumentRecord,
@@ -22,6 +21,7 @@ from memhooks.ingest.records import (
     Tier1Record,
     Tier2Record,
 )
+from memhooks.names import pick_library
 
 SOURCE_TOOL = "context7"
 
@@ -29,10 +29,10 @@ SOURCE_TOOL = "context7"
 QUERY_DOCS_ID_KEYS = ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName")
 LEGACY_DOCS_ID_KEYS = ("context7CompatibleLibraryID", "libraryId", "libraryID", "libraryName")
 
-_SEPARATOR_RE = re.compile(r"^\s*-{3,}\s*$")
-_FIELD_RE = re.compile(r"^\s*-\s+([A-Za-z0-9][A-Za-z0-9 ()/-]*?)\s*:\s?(.*)$")
-_HEADING_RE = re.compile(r"^###\s+(.+?)\s*#*\s*$", re.MULTILINE)
-_LEGACY_TITLE_RE = re.compile(r"^TITLE:\s*(.+?)\s*$", re.MULTILINE)
+# Every pattern here runs in linear time on hostile text: classes that cannot overlap,
+# possessive repetition, or plain string operations instead (headings, fields).
+_SEPARATOR_RE = re.compile(r"[ \t]*+-{3,}+\s*+")
+_FIELD_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()/-]*+")
 _AT_VERSION_RE = re.compile(r"^(/[^/@\s]+/[^/@\s]+)@([^/@\s]+)$")
 
 # Texts at most this long may be error bodies; longer texts never are.
@@ -119,7 +119,45 @@ def _after_error_word(text: str) -> str:
 
 
 def _looks_like_docs(text: str) -> bool:
-    return "```" in text or bool(_HEADING_RE.search(text)) or "\nSource: " in text
+    return errors.c7_docs_shape(text) or "\nSource: " in text
+
+
+def first_heading(text: str, marker: str = "### ") -> str | None:
+    """Title of the first `### Title` line (closing `#`s dropped); no regex, linear."""
+    pos = 0
+    n = len(text)
+    while pos < n:
+        i = text.find(marker[:3], pos)
+        if i < 0:
+            return None
+        if i == 0 or text[i - 1] == "\n":
+            end = text.find("\n", i)
+            line = text[i: end if end >= 0 else n]
+            rest = line[3:]
+            if rest[:1] in (" ", "\t"):
+                title = rest.strip()
+                if title.endswith("#"):
+                    bare = title.rstrip("#")
+                    if not bare or bare[-1] in " \t":
+                        title = bare.strip()
+                if title:
+                    return title
+        pos = i + 3
+    return None
+
+
+def _legacy_title(text: str) -> str | None:
+    pos = 0
+    while True:
+        i = text.find("TITLE:", pos)
+        if i < 0:
+            return None
+        if i == 0 or text[i - 1] == "\n":
+            end = text.find("\n", i)
+            title = text[i + 6: end if end >= 0 else len(text)].strip()
+            if title:
+                return title
+        pos = i + 6
 
 
 # ---------------------------------------------------------------- resolve
@@ -129,7 +167,7 @@ def parse_resolve(text: str) -> list[LibraryRecord]:
     libraries: list[LibraryRecord] = []
     block: list[str] = []
     for line in text.splitlines() + ["----------"]:
-        if _SEPARATOR_RE.match(line):
+        if _SEPARATOR_RE.fullmatch(line):
             lib = _parse_block(block)
             if lib is not None:
                 libraries.append(lib)
@@ -142,10 +180,9 @@ def parse_resolve(text: str) -> list[LibraryRecord]:
 def _parse_block(lines: list[str]) -> LibraryRecord | None:
     fields: dict[str, str] = {}
     for line in lines:
-        m = _FIELD_RE.match(line)
-        if m:
-            key = m.group(1).strip().lower()
-            fields.setdefault(key, m.group(2).strip())
+        field = _field(line)
+        if field:
+            fields.setdefault(field[0], field[1])
     lib_id = fields.get("context7-compatible library id") or fields.get("context7 compatible library id")
     if not lib_id or not lib_id.startswith("/"):
         return None
@@ -169,6 +206,18 @@ def _parse_block(lines: list[str]) -> LibraryRecord | None:
         versions=versions,
         source=fields.get("source") or None,
     )
+
+
+def _field(line: str) -> tuple[str, str] | None:
+    """`- Key: value` -> (key lower-cased, value), or None. Linear: string operations."""
+    s = line.lstrip()
+    if not s.startswith("-") or s[1:2] not in (" ", "\t"):
+        return None
+    key, sep, value = s[1:].partition(":")
+    key = key.strip()
+    if not sep or not key or not _FIELD_KEY_RE.fullmatch(key):
+        return None
+    return key.lower(), value.strip()
 
 
 def _none_if_placeholder(value: str | None) -> str | None:
@@ -286,10 +335,9 @@ def parse_version(library_id: str) -> str | None:
 
 
 def docs_title(text: str, library_id: str, topic: str) -> str:
-    for regex in (_HEADING_RE, _LEGACY_TITLE_RE):
-        m = regex.search(text)
-        if m and m.group(1).strip():
-            return m.group(1).strip()[:300]
+    for title in (first_heading(text), _legacy_title(text)):
+        if title:
+            return title[:300]
     return f"{library_id} — {topic}" if topic else library_id
 
 
@@ -309,6 +357,9 @@ def _adapt_docs(tool: str, tool_input: dict, text: str) -> AdapterResult:
         return AdapterResult(skip_reason=f"context7 error: {reason}")
     if is_too_small(text):
         return AdapterResult(skip_reason="empty content")
+    reason = errors.c7_docs_error(text)
+    if reason is not None:
+        return AdapterResult(skip_reason=f"context7 error: {reason}")
     if not library_id:
         return AdapterResult(skip_reason="context7: missing library id")
     metadata: dict[str, Any] = {"query": topic} if topic else {}

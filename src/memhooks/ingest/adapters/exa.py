@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import is_persisted_note, is_too_small, response_text
+from memhooks.ingest.adapters import errors, is_persisted_note, is_too_small, response_text
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 
 SOURCE_TOOL = "exa"
@@ -95,7 +95,9 @@ def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
             ]
         elif tool in ("web_search_exa", "get_code_context_exa") or (not known and query):
             # 3.1.x: one Exa "context" string for the whole search
-            if not is_too_small(stripped) and query:
+            if not is_too_small(stripped) and query and errors.short_error(stripped) is None and (
+                len(stripped) >= errors.SHORT_CHARS or "http" in stripped or "Title:" in stripped
+            ):
                 docs = [
                     DocumentRecord(
                         source=query,
@@ -113,6 +115,9 @@ def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
         return AdapterResult(skip_reason="exa: fetch failed")
     if is_too_small(stripped):
         return AdapterResult(skip_reason="empty content")
+    reason = errors.short_error(stripped)
+    if reason is not None:
+        return AdapterResult(skip_reason=f"exa error: {reason}")
     return AdapterResult(skip_reason="exa: unrecognised output")
 
 
@@ -223,6 +228,9 @@ def _from_pages(
         content = "\n".join(body_lines).strip()
         url = m.group("url").strip()
         if not url or is_too_small(content):
+            continue
+        if len(content) < 600 and errors.strong_error(content):
+            failed.append(url)  # the page fetched was an error page
             continue
         title = m.group("title").strip()
         docs.append(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from memhooks.ingest.adapters import is_too_small
+from memhooks.ingest.adapters import errors, is_too_small
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 
 
@@ -64,6 +64,9 @@ def adapt_webfetch(tool_input: dict, tool_response: Any) -> AdapterResult:
         return AdapterResult(skip_reason="webfetch: redirect")
     if is_too_small(result):
         return AdapterResult(skip_reason="empty content")
+    reason = errors.webfetch_error(result)
+    if reason is not None:
+        return AdapterResult(skip_reason=f"webfetch error: {reason}")
     metadata: dict[str, Any] = {"prompt": _str(tool_input.get("prompt"))}
     if code is not None:
         metadata["code"] = int(code)
@@ -102,7 +105,7 @@ def adapt_websearch(tool_input: dict, tool_response: Any) -> AdapterResult:
     if isinstance(results, list):
         for item in results:
             if isinstance(item, str):
-                if item.strip():
+                if item.strip() and errors.short_error(item) is None:
                     summaries.append(item.strip())
             elif isinstance(item, dict):
                 content = item.get("content")
