@@ -378,8 +378,9 @@ def test_plugin_tool_name_and_versioned_id_from_a_real_capture(store):
     assert got and "NextResponse.redirect" in got["hookSpecificOutput"]["permissionDecisionReason"]
     unversioned = {"libraryId": lid.rsplit("/", 1)[0], "query": "redirect from middleware"}
     assert hook(pre(p, tool_input=unversioned, session_id="s2")) is None
-    # a server merely containing the name is captured, never served
-    assert hook(pre(p, tool_name="mcp__upstash-context7__query-docs", session_id="s3")) is None
+    # A server named differently (as users do) is served the same captured docs.
+    other = hook(pre(p, tool_name="mcp__upstash-context7__query-docs", session_id="s3"))
+    assert other and "NextResponse.redirect" in other["hookSpecificOutput"]["permissionDecisionReason"]
 
 
 def test_resolve_from_a_real_capture_says_where_it_came_from(store):
@@ -425,10 +426,13 @@ def test_a_one_word_query_needs_a_capture_for_that_word(conn):
 
 SERVED_NAMES = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id", "mcp__Context7__get-library-docs",
                 "mcp__plugin_context7_context7__query-docs", "mcp__exa__web_fetch_exa",
-                "mcp__plugin_exa_exa__crawling_exa", "WebFetch"]
-NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "mcp__upstash-context7__query-docs", "Bash",
-              "mcp__mycontext7__query-docs", "mcp__context7__other", "WebFetcher", "mcp__exa__web_fetch_exa_x",
-              "mcp__plugin_memhooks_memhooks__search_documents"]
+                "mcp__plugin_exa_exa__crawling_exa", "WebFetch", "mcp__upstash-context7__query-docs",
+                "mcp__context7-mcp__resolve-library-id", "mcp__mycontext7__query-docs", "mcp__Exa__crawling_exa",
+                "mcp__plugin_context7_upstash-context7__get-library-docs"]
+NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "Bash", "mcp__context7__other", "WebFetcher",
+              "mcp__exa__web_fetch_exa_x", "mcp__plugin_memhooks_memhooks__search_documents",
+              "mcp__exa__query-docs", "mcp__context7__web_fetch_exa", "mcp__docs__query-docs",
+              "mcp__context7__query-docs_x", "xmcp__context7__query-docs", "mcp__context7__"]
 
 
 @pytest.mark.parametrize("name", SERVED_NAMES + NOT_SERVED)

@@ -34,8 +34,10 @@ TOP_DOCS = 4               # read after BM25 ranking
 MAX_URLS = 10
 _ID_RE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9][A-Za-z0-9._-]{0,149}"
                     r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
-_TOOL_RE = re.compile(r"mcp__(?:plugin_[A-Za-z0-9_-]{1,100}_)?(context7|exa)__([A-Za-z0-9_-]{1,64})",
-                      re.IGNORECASE)
+# The PreToolUse matcher's patterns (memhooks.setup.install.SERVE_MATCHER): a Context7 / Exa
+# tool it can answer, on a server whose name says so (context7, upstash-context7, plugin_…).
+_C7_RE = re.compile(r"mcp__[A-Za-z0-9_-]*[Cc]ontext7[A-Za-z0-9_-]*__(resolve-library-id|query-docs|get-library-docs)")
+_EXA_RE = re.compile(r"mcp__[A-Za-z0-9_-]*[Ee]xa[A-Za-z0-9_-]*__(web_fetch_exa|crawling_exa)")
 CONTEXT7_DOCS = ("query-docs", "get-library-docs")
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
@@ -67,16 +69,12 @@ def classify(tool_name) -> str | None:
         return None if _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
     if not isinstance(tool_name, str) or len(tool_name) > 200:
         return None
-    m = _TOOL_RE.fullmatch(tool_name)
-    if not m:
-        return None
-    server, tool = m.group(1).lower(), m.group(2)
-    if server == "context7" and not _off("MEMHOOKS_SERVE_CONTEXT7"):
-        if tool == "resolve-library-id":
-            return "context7-resolve"
-        if tool in CONTEXT7_DOCS:
-            return "context7-docs"
-    if server == "exa" and tool in EXA_FETCH and not _off("MEMHOOKS_SERVE_EXA"):
+    m = _C7_RE.fullmatch(tool_name)
+    if m:
+        if _off("MEMHOOKS_SERVE_CONTEXT7"):
+            return None
+        return "context7-resolve" if m.group(1) == "resolve-library-id" else "context7-docs"
+    if _EXA_RE.fullmatch(tool_name) and not _off("MEMHOOKS_SERVE_EXA"):
         return "exa-fetch"
     return None
 

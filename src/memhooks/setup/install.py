@@ -39,10 +39,12 @@ TOOL_MATCHER = (
     "|^WebFetch$|^WebSearch$"
 )
 SESSION_MATCHER = "startup|resume|clear|compact|fork"
-# PreToolUse (serving from the store): whole server names only, the tools it can answer.
+# PreToolUse (serving from the store): the tools it can answer, on a server whose name says
+# Context7 / Exa (context7, Context7, upstash-context7, plugin_context7_context7, ...).
+# memhooks.recall.serve.classify uses the same patterns.
 SERVE_MATCHER = (
-    "^mcp__(plugin_[A-Za-z0-9_-]+_)?([Cc]ontext7|[Ee]xa)__"
-    "(resolve-library-id|query-docs|get-library-docs|web_fetch_exa|crawling_exa)$|^WebFetch$"
+    "^mcp__[A-Za-z0-9_-]*[Cc]ontext7[A-Za-z0-9_-]*__(resolve-library-id|query-docs|get-library-docs)$"
+    "|^mcp__[A-Za-z0-9_-]*[Ee]xa[A-Za-z0-9_-]*__(web_fetch_exa|crawling_exa)$|^WebFetch$"
 )
 SERVE_TIMEOUT_S = 5
 HOOK_TIMEOUT_S = 10
