@@ -13,7 +13,7 @@ import pytest
 from conftest import ingest, load_payload, run_hook
 
 from memhooks.recall import serve
-from memhooks.recall.coverage import choose, query_stems, snippets, stem
+from memhooks.recall.coverage import choose, may_cover, query_stems, snippets, stem
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import (
     upsert_document,
@@ -459,3 +459,75 @@ def test_a_locked_store_lets_the_call_run_within_the_timeout(store):
         holder.execute("ROLLBACK")
         holder.close()
     assert hook(pre(p)) is not None
+
+
+# ----------------------------------------------------------------------------- no json/re on the path
+
+_OLD_ID_RE = __import__("re").compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9][A-Za-z0-9._-]{0,149}"
+                                      r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
+
+
+@pytest.mark.parametrize("lid", ["/facebook/react", "facebook/react", "/vercel/next.js/v14.3.0-canary.87",
+                                 "/vercel/next.js@14.2.0", "/a/b/", "/a/b/v1+build", "/a", "/a/b/c/d", "//a/b",
+                                 "/a/b@", "/a/b/@1", "/-a/b", "/a/.b", "/a/b@1/2", "/a b/c", "/a/b/v1//",
+                                 "/" + "o" * 100 + "/r", "/" + "o" * 101 + "/r", "/o/" + "r" * 151,
+                                 "/o/r/" + "v" * 64, "/o/r/" + "v" * 65, "/o/r@1.0/", "/ü/r", ""])
+def test_split_id_accepts_exactly_the_id_grammar(lid):
+    full = lid if lid.startswith("/") else "/" + lid
+    assert (serve.split_id(lid) is not None) == bool(_OLD_ID_RE.fullmatch(full))
+
+
+@pytest.mark.parametrize("text", ['{"a": 1}', '  {"a": [1, 2.5e3, -0, null, true, false, "x\\u00e9\\ud83d\\ude00"]}\n',
+                                  '{"a": "\\ud800"}', '[]', '"s"', '{"n": NaN, "i": -Infinity}', '{"k": {"z": {}}}'])
+def test_loads_is_json_loads(text):
+    got, want = serve.loads(text), json.loads(text)
+    assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', "[1,]", '{"a": 01}', "nul"])
+def test_loads_rejects_what_json_rejects(text):
+    with pytest.raises(ValueError):
+        serve.loads(text)
+
+
+def test_hook_json_is_json_dumps():
+    reason = 'line "one"\n\tzwei — 三 \\ \ud83d\ude00 \x00 </script>'
+    result = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                     "permissionDecisionReason": reason}}
+    assert serve.hook_json(result) == json.dumps(result, ensure_ascii=False)
+
+
+def test_call_keys_ignore_key_order_only():
+    a = serve.call_key("t", {"libraryId": "/a/b", "query": "x", "n": [1, {"b": 1, "a": 2}]}, "s")
+    assert a == serve.call_key("t", {"n": [1, {"a": 2, "b": 1}], "query": "x", "libraryId": "/a/b"}, "s")
+    assert a != serve.call_key("t", {"libraryId": "/a/b", "query": "y", "n": [1, {"b": 1, "a": 2}]}, "s")
+    assert a != serve.call_key("t", {"libraryId": "/a/b", "query": "x", "n": [{"b": 1, "a": 2}, 1]}, "s")
+    assert a != serve.call_key("t", {"libraryId": "/a/b", "query": "x", "n": [1, {"b": 1, "a": 2}]}, "s2")
+
+
+def test_may_cover_never_rejects_what_choose_serves():
+    libs = json.loads(FIXTURE.read_text())["libraries"]
+    checked = 0
+    for lib in libs:
+        for q in lib["queries"]:
+            stems_ = query_stems(q["query"])
+            pieces = list(enumerate(snippets(lib["content"])))
+            if choose(stems_, pieces):
+                checked += 1
+                assert may_cover(stems_, [lib["content"]]), q["query"]
+    assert checked >= 50
+
+
+def test_a_miss_imports_neither_json_nor_re(store, tmp_path):
+    p = _capture(store, "c7_query_docs")
+    trace = tmp_path / "trace"
+    env = dict(os.environ, MEMHOOKS_TRACE_IMPORTS=str(trace))
+    for tool_input in ({"libraryId": "/nobody/nothing", "query": "useEffect cleanup"},
+                       {"libraryId": p["tool_input"]["libraryId"], "query": "zebra xylophone quux"}):
+        assert hook(pre(p, tool_input=tool_input), env=env) is None
+    lines = trace.read_text().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        mods = set(line.split()[1:])
+        assert "memhooks.recall.serve" in mods
+        assert not {"json", "re", "enum", "datetime", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)

@@ -21,9 +21,7 @@ call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sqlite3
 import sys
 import time
@@ -32,15 +30,80 @@ MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
 TOP_DOCS = 4               # read after BM25 ranking
 MAX_URLS = 10
-_ID_RE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9][A-Za-z0-9._-]{0,149}"
-                    r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
-# The PreToolUse matcher's patterns (memhooks.setup.install.SERVE_MATCHER): a Context7 / Exa
-# tool it can answer, on a server whose name says so (context7, upstash-context7, plugin_…).
-_C7_RE = re.compile(r"mcp__[A-Za-z0-9_-]*[Cc]ontext7[A-Za-z0-9_-]*__(resolve-library-id|query-docs|get-library-docs)")
-_EXA_RE = re.compile(r"mcp__[A-Za-z0-9_-]*[Ee]xa[A-Za-z0-9_-]*__(web_fetch_exa|crawling_exa)")
+# No `json` or `re` on the decision path: together they are the largest imports of a hook
+# run (`re` brings `enum`). JSON is read with the C scanner and strings are written with the
+# C encoder (`_json`); names and IDs are checked with string methods. `re` is imported only
+# when captured text has to be cut into snippets (memhooks.recall.coverage).
+_C7_TOOLS = ("resolve-library-id", "query-docs", "get-library-docs")
+_EXA_TOOLS = ("web_fetch_exa", "crawling_exa")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_VERSION_CHARS = _ID_CHARS | {"+"}
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 CONTEXT7_DOCS = ("query-docs", "get-library-docs")
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
+
+
+class _ScanContext:
+    """What the C JSON scanner reads from its context (json.decoder.JSONDecoder's defaults)."""
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+
+    def __init__(self):
+        self.memo = {}
+
+    @staticmethod
+    def parse_constant(name):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+def loads(text: str):
+    """json.loads without importing json (and re, enum): the C scanner, the whole text.
+    Anything the scanner refuses goes to json.loads, which raises the usual error."""
+    try:
+        from _json import make_scanner
+
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        value, end = make_scanner(_ScanContext())(text, start)
+        if not text[end:].strip(" \t\n\r"):
+            return value
+    except Exception:  # noqa: BLE001 - the scanner's errors are not JSONDecodeError
+        pass
+    import json
+
+    return json.loads(text)
+
+
+def dumps_str(text: str) -> str:
+    """A JSON string literal, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
+    from _json import encode_basestring
+
+    return encode_basestring(text)
+
+
+def _canon(value):
+    """A stable, comparable form of a JSON value (dict keys sorted), for call keys."""
+    if isinstance(value, dict):
+        return ("d", tuple(sorted(((str(k), _canon(v)) for k, v in value.items()), key=lambda kv: kv[0])))
+    if isinstance(value, list):
+        return ("l", tuple(_canon(v) for v in value))
+    return value
+
+
+def _name_ok(text: str, allowed: frozenset, max_len: int) -> bool:
+    return 0 < len(text) <= max_len and text[0] in _ALNUM and all(c in allowed for c in text)
+
+
+def _server_and_tool(tool_name: str) -> tuple[str, str] | None:
+    """`mcp__<server>__<tool>` -> (server, tool); the server part may hold `_` and `__`."""
+    if not tool_name.startswith("mcp__"):
+        return None
+    server, sep, tool = tool_name[5:].rpartition("__")
+    if not sep or not server or not tool or not all(c in _NAME_CHARS for c in server + tool):
+        return None
+    return server, tool
 
 
 def _num(name: str, default: float) -> float:
@@ -69,12 +132,17 @@ def classify(tool_name) -> str | None:
         return None if _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
     if not isinstance(tool_name, str) or len(tool_name) > 200:
         return None
-    m = _C7_RE.fullmatch(tool_name)
-    if m:
+    # The PreToolUse matcher (memhooks.setup.install.SERVE_MATCHER) in string methods: a tool
+    # it can answer, on a server whose name says Context7 / Exa (upstash-context7, plugin_…).
+    parts = _server_and_tool(tool_name)
+    if parts is None:
+        return None
+    server, tool = parts
+    if tool in _C7_TOOLS and ("context7" in server or "Context7" in server):
         if _off("MEMHOOKS_SERVE_CONTEXT7"):
             return None
-        return "context7-resolve" if m.group(1) == "resolve-library-id" else "context7-docs"
-    if _EXA_RE.fullmatch(tool_name) and not _off("MEMHOOKS_SERVE_EXA"):
+        return "context7-resolve" if tool == "resolve-library-id" else "context7-docs"
+    if tool in _EXA_TOOLS and ("exa" in server or "Exa" in server) and not _off("MEMHOOKS_SERVE_EXA"):
         return "exa-fetch"
     return None
 
@@ -89,7 +157,7 @@ def _when(epoch: float) -> str:
 
 def _q(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
-    return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
+    return dumps_str(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _head(what: str, when: str, asked: str) -> str:
@@ -110,7 +178,19 @@ def _wrap(head: str, body: str, max_chars: int) -> str:
 def split_id(library_id: str) -> tuple[str, str | None] | None:
     """`/org/repo[/v|@v]` -> (lower-case base, version without a leading v) or None."""
     lid = library_id if library_id.startswith("/") else "/" + library_id
-    if not _ID_RE.fullmatch(lid):
+    # /org/repo, then an optional /version or @version, then an optional trailing slash
+    body = lid[1:-1] if lid.endswith("/") else lid[1:]
+    head, at, tail = body.partition("@")
+    segs = head.split("/")
+    if at:
+        if len(segs) != 2 or not _name_ok(tail, _VERSION_CHARS, 64):
+            return None
+    elif len(segs) == 3:
+        if not _name_ok(segs[2], _VERSION_CHARS, 64):
+            return None
+    elif len(segs) != 2:
+        return None
+    if not (_name_ok(segs[0], _ID_CHARS, 100) and _name_ok(segs[1], _ID_CHARS, 150)):
         return None
     lid = lid.rstrip("/")
     ver = None
@@ -123,6 +203,12 @@ def split_id(library_id: str) -> tuple[str, str | None] | None:
     return lid.lower(), (ver.lstrip("vV").lower() or None) if ver else None
 
 
+def _fts_term(token: str, prefix: bool = False) -> str:
+    """One token as a safe FTS5 string (`"` doubled), optionally prefix-matched."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return quoted + "*" if prefix else quoted
+
+
 def _keys(base: str, ver: str | None) -> list[str]:
     if ver is None:
         return [base]
@@ -131,7 +217,7 @@ def _keys(base: str, ver: str | None) -> list[str]:
 
 def pinned_version(conn, project: str, base: str) -> str | None:
     """The version the project's lockfile pins for this library (from warm tier1 entries)."""
-    for lid, version in conn.execute(
+    for _lid, version in conn.execute(
         "SELECT library_id, version FROM tier1 WHERE project = ? AND version IS NOT NULL"
         " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)", (project, base, base + "/")
     ):
@@ -163,8 +249,8 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
         if row[3]:
             lines.append(f"- Source Reputation: {row[3]}")
         try:
-            versions = [v for v in json.loads(row[5] or "[]") if isinstance(v, str)]
-        except ValueError:
+            versions = [v for v in loads(row[5] or "[]") if isinstance(v, str)]
+        except (ValueError, TypeError):
             versions = []
         if versions:
             lines.append(f"- Versions: {', '.join(versions[:30])}")
@@ -184,7 +270,6 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
                 max_chars: int) -> Served | None:
     from memhooks.recall import coverage as cv
-    from memhooks.recall.search import fts_term
 
     id_keys = (("context7CompatibleLibraryID", "libraryId") if tool == "get-library-docs" else
                ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName"))
@@ -214,7 +299,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         return None
     terms = [w for w in dict.fromkeys(cv.words(query))
              if w not in ignore and w not in cv.STOP_WORDS and len(w) >= 2][:16]
-    match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
+    match = " OR ".join(_fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
     ids = list(cands)
     if len(ids) <= TOP_DOCS:
         ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
@@ -229,6 +314,8 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     docs = {r[0]: r[1:] for r in conn.execute(
         f"SELECT id, content, bytes FROM documents WHERE id IN ({','.join('?' * len(ranked))})",
         ranked)}
+    if not cv.may_cover(q, [docs[d][0] or "" for d in ranked if d in docs]):
+        return None  # some word is nowhere in these docs: no need to cut them into snippets
     pieces = [((d, i), text) for d in ranked if d in docs
               for i, text in enumerate(cv.snippets(docs[d][0] or ""))]
     chosen = cv.choose(q, pieces)
@@ -288,8 +375,8 @@ def _pages(conn, url: str, tool_filter: str, args: tuple, since: float):
 
 def _meta(raw) -> dict:
     try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
+        value = loads(raw) if raw else {}
+    except (ValueError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -363,7 +450,7 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
             from _sha2 import sha256
         except ImportError:
             from hashlib import sha256
-    blob = json.dumps([session_id or "", tool_name, tool_input], sort_keys=True, ensure_ascii=False)
+    blob = repr(_canon([session_id or "", tool_name, tool_input]))
     return sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -418,6 +505,13 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
                                    "permissionDecisionReason": served.text}}
 
 
+def hook_json(result: dict) -> str:
+    """The hook's one-line JSON object (json.dumps(result, ensure_ascii=False) for this shape)."""
+    reason = result["hookSpecificOutput"]["permissionDecisionReason"]
+    return ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+            '"permissionDecisionReason": ' + dumps_str(reason) + "}}")
+
+
 def pre_tool_use() -> int:
     """The PreToolUse hook: one JSON object on stdout, or nothing. Exit 0 always."""
     out = None
@@ -429,12 +523,12 @@ def pre_tool_use() -> int:
             while sys.stdin.buffer.read(1 << 16):
                 pass
             return 0
-        payload = json.loads(raw.decode("utf-8", "replace"))
+        payload = loads(raw.decode("utf-8", "replace"))
         if isinstance(payload, dict):
             from memhooks.config import db_path
 
             result = serve_payload(payload, db_path())
-            out = json.dumps(result, ensure_ascii=False) if result else None
+            out = hook_json(result) if result else None
     except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
