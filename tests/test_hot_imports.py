@@ -96,7 +96,11 @@ def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
     assert "/facebook/react" in first and "/facebook/react" in second
     _check(tmp_path / "trace", HOT)
     # The second SessionStart (lockfiles unchanged) answered without handing over.
-    assert len(_traces(tmp_path / "trace").get("session-warm", [])) == 1
+    traces = _traces(tmp_path / "trace")
+    assert len(traces.get("session-warm", [])) == 1
+    # ... and, like the capture hook, without json, re or enum (the unchanged fast path).
+    for mods in (traces["session-start"][-1], *traces["post-tool-use"]):
+        assert not {"json", "re", "enum", "datetime"} & set(mods), sorted({"json", "re", "enum"} & set(mods))
 
 
 def test_installed_commands_stay_on_the_standard_library(env, tmp_path):

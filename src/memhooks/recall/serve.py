@@ -26,6 +26,8 @@ import sqlite3
 import sys
 import time
 
+from memhooks._jsonlite import dumps_str, loads
+
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
 TOP_DOCS = 4               # read after BM25 ranking
@@ -43,44 +45,6 @@ _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 CONTEXT7_DOCS = ("query-docs", "get-library-docs")
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
-
-
-class _ScanContext:
-    """What the C JSON scanner reads from its context (json.decoder.JSONDecoder's defaults)."""
-    strict = True
-    object_hook = object_pairs_hook = None
-    parse_float, parse_int = float, int
-
-    def __init__(self):
-        self.memo = {}
-
-    @staticmethod
-    def parse_constant(name):
-        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
-
-
-def loads(text: str):
-    """json.loads without importing json (and re, enum): the C scanner, the whole text.
-    Anything the scanner refuses goes to json.loads, which raises the usual error."""
-    try:
-        from _json import make_scanner
-
-        start = len(text) - len(text.lstrip(" \t\n\r"))
-        value, end = make_scanner(_ScanContext())(text, start)
-        if not text[end:].strip(" \t\n\r"):
-            return value
-    except Exception:  # noqa: BLE001 - the scanner's errors are not JSONDecodeError
-        pass
-    import json
-
-    return json.loads(text)
-
-
-def dumps_str(text: str) -> str:
-    """A JSON string literal, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
-    from _json import encode_basestring
-
-    return encode_basestring(text)
 
 
 def _canon(value):
