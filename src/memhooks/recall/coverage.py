@@ -141,15 +141,26 @@ def covers(q: str, have: set[str]) -> bool:
 
 def may_cover(query: list[str], texts: list[str]) -> bool:
     """A cheap necessary condition for `choose` (no `re`): every query stem's opening letters
-    appear somewhere in the texts. A covering word's stem shares the stem's first
+    begin a word somewhere in the texts. A covering word's stem shares the stem's first
     min(len, 5) letters, and a stem differs from its word at most in its last letter
     (-ies -> -y, -ational -> -ate), so the word holds the first min(len, 5) - 1 of them."""
     low = [t.lower() for t in texts]
     for q in query:
         probe = q[: min(len(q), PREFIX_MIN) - 1]
-        if probe and not any(probe in t for t in low):
+        if probe and not any(_starts_a_word(t, probe) for t in low):
             return False
     return True
+
+
+def _starts_a_word(text: str, probe: str) -> bool:
+    """`probe` at the start of a word of `text` (after a character that is not a letter or
+    digit): where a covering word would have it."""
+    i = text.find(probe)
+    while i >= 0:
+        if i == 0 or not text[i - 1].isalnum():
+            return True
+        i = text.find(probe, i + 1)
+    return False
 
 
 def snippets(text: str) -> list[str]:
