@@ -3,7 +3,8 @@
 Rows:
   1. `bin/lc-cache-lookup react` (the command additionalContext names), launcher present
   2. the same shim before any launcher exists, `python3` on PATH being a shell shim
-     (pyenv's when there is one, else a stand-in that execs this python, as pyenv does)
+     (pyenv's when there is one, else a stand-in that execs this python, as pyenv does),
+     and the calls after that first one (which recorded the interpreter in hot.python)
   3. `lc-cache-lookup react`, the console script next to this python (skipped when absent)
   4. `python -I -S …/_entry.py lc-cache-lookup react` (what both should cost)
   5. `hooks/session-start`, lockfiles unchanged
@@ -128,6 +129,12 @@ def main() -> None:
 
         results.append(compare("bin/lc-cache-lookup react (no launcher yet, python3 a shell shim)",
                                ["bash", shim, "react"], env=cold_env, rounds=args.rounds, setup=no_launcher))
+        # The calls after that first one: it recorded the real interpreter in hot.python.
+        no_launcher()
+        subprocess.run(["bash", shim, "react"], env=cold_env, capture_output=True, timeout=60)
+        assert os.path.exists(os.path.join(fresh, "hot.python")), "the first call wrote no launcher"
+        results.append(compare("bin/lc-cache-lookup react (later calls: python3 a shell shim, hot.python written)",
+                               ["bash", shim, "react"], env=cold_env, rounds=args.rounds))
 
         console = os.path.join(os.path.dirname(PYTHON), "lc-cache-lookup")
         if os.path.exists(console):

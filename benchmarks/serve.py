@@ -14,7 +14,7 @@ snippets each, with tier2 rows) over docs/25 libraries, one "hot" library with
    stdin): p50/p95 over hits and misses (relevance-set queries, the hot library,
    WebFetch/EXA URLs captured and not).
 2. The whole hook process (`python -I -S _entry.py pre-tool-use` with a payload on
-   stdin) on a query-docs hit and miss (a library with one document, and the hot
+   stdin, and the plugin's `hooks/pre-tool-use` shim with a launcher in place) on a query-docs hit and miss (a library with one document, and the hot
    library), on the largest store, as ratios of medians to
    `python -c pass` and `python -I -S -c pass`, the three run alternately.
 
@@ -35,9 +35,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from memhooks.recall import serve
-from memhooks.store.connect import connect, transaction
-from memhooks.store.projections import upsert_document, upsert_tier2
+from memhooks.recall import serve  # noqa: E402
+from memhooks.store.connect import connect, transaction  # noqa: E402
+from memhooks.store.projections import upsert_document, upsert_tier2  # noqa: E402
 
 ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")
 RELEVANCE = os.path.join(ROOT, "tests", "fixtures", "serve", "relevance.json")
@@ -185,6 +185,15 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     py = sys.executable
     bases = {"python -c pass": [py, "-c", "pass"], "python -I -S -c pass": [py, "-I", "-S", "-c", "pass"]}
     hook = [py, "-I", "-S", ENTRY, "pre-tool-use"]
+    # The plugin's shim as Claude Code runs it, with the launcher SessionStart writes.
+    import tempfile
+
+    state = tempfile.mkdtemp(prefix="memhooks-bench-state-")
+    with open(os.path.join(state, "python.marker"), "w") as fh:
+        fh.write(f"hot={py}\nfull={py}\nstamp=\n")
+    shim = ["bash", os.path.join(ROOT, "hooks", "pre-tool-use")]
+    shim_env = {k: v for k, v in env.items() if not k.startswith(("MEMHOOKS_PYTHON", "CLAUDE_"))}
+    shim_env["CLAUDE_PLUGIN_DATA"] = state
     # a query-docs call this store really serves, and one it really does not (generated
     # documents can happen to contain every word of a "miss")
     import sqlite3
@@ -201,19 +210,21 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     conn.close()
     out = {}
     for label, (tool, args) in chosen.items():
-        times = {k: [] for k in (*bases, "hook")}
+        times = {k: [] for k in (*bases, "hook", "shim")}
         for r in range(rounds + 3):
             payload = json.dumps({"session_id": f"bench-{label}-{r}", "cwd": "/p", "tool_name": tool,
                                   "tool_input": args, "hook_event_name": "PreToolUse"}).encode()
             row = {k: run_once(v) for k, v in bases.items()}
             row["hook"] = run_once(hook, payload, env)
+            row["shim"] = run_once(shim, payload.replace(b"bench-", b"bench-shim-"), shim_env)
             if r >= 3:  # warm-up rounds dropped
                 for k, v in row.items():
                     times[k].append(v)
         med = {k: statistics.median(v) for k, v in times.items()}
-        out[label] = {"hook_ms": round(med["hook"], 2),
+        out[label] = {"hook_ms": round(med["hook"], 2), "shim_ms": round(med["shim"], 2),
                       **{f"{k} ms": round(med[k], 2) for k in bases},
                       **{f"ratio to {k}": round(med["hook"] / med[k], 2) for k in bases},
+                      **{f"shim ratio to {k}": round(med["shim"] / med[k], 2) for k in bases},
                       "call": args, "rounds": rounds}
     return out
 

@@ -15,6 +15,9 @@ import pytest
 from conftest import ROOT
 
 HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
+# What the lookups do not need: the sqlite3 package's datetime adapters, enum (re, json,
+# signal), hashing. Each costs a noticeable share of a run that should cost the interpreter.
+NOT_ON_LOOKUPS = {"datetime", "enum", "re", "json", "signal", "hashlib", "collections.abc", "sqlite3.dbapi2"}
 
 
 def _foreign(modules: list[str], allowed: set[str] = frozenset()) -> list[str]:
@@ -69,6 +72,8 @@ def _check(trace: Path, expect: set[str]) -> None:
     for cmd in expect:
         for mods in traces[cmd]:
             assert _foreign(mods) == [], (cmd, _foreign(mods))
+            if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs"):
+                assert not NOT_ON_LOOKUPS & set(mods), (cmd, sorted(NOT_ON_LOOKUPS & set(mods)))
 
 
 def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
@@ -91,7 +96,12 @@ def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
     assert "/facebook/react" in first and "/facebook/react" in second
     _check(tmp_path / "trace", HOT)
     # The second SessionStart (lockfiles unchanged) answered without handing over.
-    assert len(_traces(tmp_path / "trace").get("session-warm", [])) == 1
+    traces = _traces(tmp_path / "trace")
+    assert len(traces.get("session-warm", [])) == 1
+    # ... and, like the capture hook, without json, re or enum (the unchanged fast path).
+    for name, mods in (("session-start", traces["session-start"][-1]),
+                       *(("post-tool-use", m) for m in traces["post-tool-use"])):
+        assert not {"json", "re", "enum", "datetime"} & set(mods), (name, sorted({"json", "re", "enum"} & set(mods)))
 
 
 def test_installed_commands_stay_on_the_standard_library(env, tmp_path):
@@ -108,33 +118,32 @@ def test_installed_commands_stay_on_the_standard_library(env, tmp_path):
 
 
 def test_console_scripts_add_only_the_standard_library(env, tmp_path):
+    """pip's wrappers, run as installed: they import memhooks._console, which traces itself."""
     scripts = {name: Path(sys.executable).with_name(name)
                for name in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")}
     if not all(p.exists() for p in scripts.values()):
         pytest.skip("memhooks' console scripts are not installed beside this python")
+    for name, path in scripts.items():
+        assert "from memhooks._console import " in path.read_text(), (name, path.read_text())
     probe = "import sys; print(' '.join(sorted(sys.modules)))"
     base = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                               env=env).stdout.split())
-    # The console script's module runs in-process: trace it the same way as the entry does.
-    wrapper = tmp_path / "run_console.py"
-    wrapper.write_text(
-        "import runpy, sys, atexit\n"
-        "target = sys.argv[1]\n"
-        "def dump():\n"
-        "    open(target, 'w').write(' '.join(sorted(sys.modules)))\n"
-        "atexit.register(dump)\n"
-        "script = sys.argv[2]\n"
-        "sys.argv = sys.argv[2:]\n"
-        "runpy.run_path(script, run_name='__main__')\n")
     for name, path in scripts.items():
         args = {"lc-cache-lookup": ["react"], "lc-cache-lookup-docs": ["/facebook/react", "x"],
                 "lc-cache-write": ["tier1", "zod", "/colinhacks/zod"]}[name]
-        out = tmp_path / f"{name}.mods"
-        proc = subprocess.run([sys.executable, str(wrapper), str(out), str(path), *args], env=env,
-                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        proc = subprocess.run([str(path), *args], env=env, capture_output=True, text=True, timeout=60,
+                              cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
-        added = set(out.read_text().split()) - base - {"runpy", "atexit"}
-        assert _foreign(sorted(added)) == [], (name, _foreign(sorted(added)))
+    traces = _traces(tmp_path / "trace")
+    assert set(scripts) <= set(traces), sorted(traces)
+    for name in scripts:
+        for mods in traces[name]:
+            added = sorted(set(mods) - base)
+            assert _foreign(added) == [], (name, _foreign(added))
+            if name != "lc-cache-write":
+                assert not NOT_ON_LOOKUPS & set(added), (name, sorted(NOT_ON_LOOKUPS & set(added)))
+    assert subprocess.run([str(scripts["lc-cache-lookup"]), "zod"], env=env, capture_output=True,
+                          text=True, timeout=60).stdout.strip() == "/colinhacks/zod"
 
 
 def test_the_trace_itself_sees_a_foreign_import(env, tmp_path):
@@ -142,3 +151,24 @@ def test_the_trace_itself_sees_a_foreign_import(env, tmp_path):
     if shutil.which("bash") is None:
         pytest.skip("no bash")
     assert _foreign(["json", "memhooks.config", "pydantic", "pydantic.main"]) == ["pydantic", "pydantic.main"]
+
+
+def test_lean_sqlite3_falls_back_to_the_package_for_anything_else():
+    """The hot paths' `sqlite3` is the C module; a later user of the package's extras
+    (sqlite-utils imports `from sqlite3 import dbapi2`) gets the real package."""
+    code = (
+        "import sys, runpy\n"
+        f"entry = runpy.run_path({str(ROOT / 'src' / 'memhooks' / '_entry.py')!r})\n"
+        "entry['_lean_sqlite3']()\n"
+        "import sqlite3\n"
+        "assert 'datetime' not in sys.modules and 'sqlite3.dbapi2' not in sys.modules\n"
+        "conn = sqlite3.connect(':memory:')\n"
+        "assert isinstance(conn, sqlite3.Connection)\n"
+        "err = sqlite3.OperationalError\n"
+        "from sqlite3 import dbapi2\n"
+        "import sqlite3 as again\n"
+        "assert again.OperationalError is err and again.Binary is memoryview\n"
+        "assert dbapi2.connect is conn.__class__ or callable(dbapi2.connect)\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "ok", proc.stderr

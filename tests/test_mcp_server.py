@@ -168,3 +168,37 @@ def test_help_and_bad_arguments():
 
     assert main(["--help"]) == 0
     assert main(["--bogus"]) == 2
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_stays_up(store, tmp_path):
+    calls = [
+        ("get_document", {"id": "abc"}),
+        ("get_document", {}),
+        ("search_documents", {"query": 5}),
+        ("search_documents", {"query": "useEffect", "limit": 2.5}),
+        ("search_documents", {"query": "useEffect", "limit": "3"}),
+        ("no_such_tool", {}),
+        ("lookup_library", {"name": "react"}),
+    ]
+    _, tools, results = anyio.run(session_calls, server_params(store, str(tmp_path)), calls)
+    bad_id, no_id, bad_query, bad_limit, str_limit, unknown, react = results
+    assert bad_id.is_error and "id: should be an integer" in text_of(bad_id)
+    assert no_id.is_error and "id: required" in text_of(no_id)
+    assert bad_query.is_error and "query: should be a string" in text_of(bad_query)
+    assert bad_limit.is_error and "limit" in text_of(bad_limit)
+    assert not str_limit.is_error and "useEffect" in text_of(str_limit)
+    assert unknown.is_error
+    assert not react.is_error and text_of(react).startswith("react → /facebook/react")
+    assert {t.name: t.annotations.read_only_hint for t in tools.tools} == dict.fromkeys(
+        ("search_documents", "get_document", "lookup_library"), True)
+
+
+def test_server_is_the_low_level_stdio_one_and_exits_when_stdin_closes(tmp_path):
+    """The low-level stdio server: no MCPServer layer (per-tool pydantic models, rich logging)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(ENTRY), "mcp"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MEMHOOKS_DB": str(tmp_path / "m.db")})
+    assert proc.returncode == 0
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "mcp.server.lowlevel.server" in imported and "mcp.server.stdio" in imported
+    assert not {"mcp.server.mcpserver", "rich", "mcp.client.session"} & imported

@@ -13,7 +13,7 @@ import pytest
 from conftest import ingest, load_payload, run_hook
 
 from memhooks.recall import serve
-from memhooks.recall.coverage import choose, query_stems, snippets, stem
+from memhooks.recall.coverage import choose, may_cover, query_stems, snippets, stem
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import (
     upsert_document,
@@ -378,8 +378,9 @@ def test_plugin_tool_name_and_versioned_id_from_a_real_capture(store):
     assert got and "NextResponse.redirect" in got["hookSpecificOutput"]["permissionDecisionReason"]
     unversioned = {"libraryId": lid.rsplit("/", 1)[0], "query": "redirect from middleware"}
     assert hook(pre(p, tool_input=unversioned, session_id="s2")) is None
-    # a server merely containing the name is captured, never served
-    assert hook(pre(p, tool_name="mcp__upstash-context7__query-docs", session_id="s3")) is None
+    # A server named differently (as users do) is served the same captured docs.
+    other = hook(pre(p, tool_name="mcp__upstash-context7__query-docs", session_id="s3"))
+    assert other and "NextResponse.redirect" in other["hookSpecificOutput"]["permissionDecisionReason"]
 
 
 def test_resolve_from_a_real_capture_says_where_it_came_from(store):
@@ -425,10 +426,14 @@ def test_a_one_word_query_needs_a_capture_for_that_word(conn):
 
 SERVED_NAMES = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id", "mcp__Context7__get-library-docs",
                 "mcp__plugin_context7_context7__query-docs", "mcp__exa__web_fetch_exa",
-                "mcp__plugin_exa_exa__crawling_exa", "WebFetch"]
-NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "mcp__upstash-context7__query-docs", "Bash",
-              "mcp__mycontext7__query-docs", "mcp__context7__other", "WebFetcher", "mcp__exa__web_fetch_exa_x",
-              "mcp__plugin_memhooks_memhooks__search_documents"]
+                "mcp__plugin_exa_exa__crawling_exa", "WebFetch", "mcp__upstash-context7__query-docs",
+                "mcp__context7-mcp__resolve-library-id", "mcp__Exa__crawling_exa",
+                "mcp__plugin_context7_upstash-context7__get-library-docs"]
+NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "Bash", "mcp__context7__other", "WebFetcher",
+              "mcp__exa__web_fetch_exa_x", "mcp__plugin_memhooks_memhooks__search_documents",
+              "mcp__exa__query-docs", "mcp__context7__web_fetch_exa", "mcp__docs__query-docs",
+              "mcp__context7__query-docs_x", "xmcp__context7__query-docs", "mcp__context7__",
+              "mcp__mycontext7__query-docs", "mcp__hexagon__web_fetch_exa", "mcp__texas_db__crawling_exa"]
 
 
 @pytest.mark.parametrize("name", SERVED_NAMES + NOT_SERVED)
@@ -455,3 +460,78 @@ def test_a_locked_store_lets_the_call_run_within_the_timeout(store):
         holder.execute("ROLLBACK")
         holder.close()
     assert hook(pre(p)) is not None
+
+
+# ----------------------------------------------------------------------------- no json/re on the path
+
+_ID_GRAMMAR_RE = __import__("re").compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/(?!\.\.?(?:[/@]|/?$))[A-Za-z0-9._][A-Za-z0-9._-]{0,149}"
+                                      r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
+
+
+@pytest.mark.parametrize("lid", ["/facebook/react", "facebook/react", "/vercel/next.js/v14.3.0-canary.87",
+                                 "/vercel/next.js@14.2.0", "/a/b/", "/a/b/v1+build", "/a", "/a/b/c/d", "//a/b",
+                                 "/a/b@", "/a/b/@1", "/-a/b", "/a/.b", "/a/-b", "/a/..", "/a/./", "/a/b@1/2", "/a b/c", "/a/b/v1//",
+                                 "/" + "o" * 100 + "/r", "/" + "o" * 101 + "/r", "/o/" + "r" * 151,
+                                 "/o/r/" + "v" * 64, "/o/r/" + "v" * 65, "/o/r@1.0/", "/ü/r", ""])
+def test_split_id_accepts_exactly_the_id_grammar(lid):
+    full = lid if lid.startswith("/") else "/" + lid
+    assert (serve.split_id(lid) is not None) == bool(_ID_GRAMMAR_RE.fullmatch(full))
+
+
+@pytest.mark.parametrize("text", ['{"a": 1}', '  {"a": [1, 2.5e3, -0, null, true, false, "x\\u00e9\\ud83d\\ude00"]}\n',
+                                  '{"a": "\\ud800"}', '[]', '"s"', '{"n": NaN, "i": -Infinity}', '{"k": {"z": {}}}'])
+def test_loads_is_json_loads(text):
+    got, want = serve.loads(text), json.loads(text)
+    assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', "[1,]", '{"a": 01}', "nul"])
+def test_loads_rejects_what_json_rejects(text):
+    with pytest.raises(ValueError):
+        serve.loads(text)
+
+
+def test_hook_json_is_json_dumps():
+    reason = 'line "one"\n\tzwei — 三 \\ \ud83d\ude00 \x00 </script>'
+    result = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                     "permissionDecisionReason": reason}}
+    assert serve.hook_json(result) == json.dumps(result, ensure_ascii=False)
+
+
+def test_call_keys_ignore_key_order_only():
+    a = serve.call_key("t", {"libraryId": "/a/b", "query": "x", "n": [1, {"b": 1, "a": 2}]}, "s")
+    assert a == serve.call_key("t", {"n": [1, {"a": 2, "b": 1}], "query": "x", "libraryId": "/a/b"}, "s")
+    assert a != serve.call_key("t", {"libraryId": "/a/b", "query": "y", "n": [1, {"b": 1, "a": 2}]}, "s")
+    assert a != serve.call_key("t", {"libraryId": "/a/b", "query": "x", "n": [{"b": 1, "a": 2}, 1]}, "s")
+    assert a != serve.call_key("t", {"libraryId": "/a/b", "query": "x", "n": [1, {"b": 1, "a": 2}]}, "s2")
+
+
+def test_may_cover_never_rejects_what_choose_serves():
+    libs = json.loads(FIXTURE.read_text())["libraries"]
+    checked = 0
+    for n, lib in enumerate(libs):
+        # the library's own docs, and the same with two other libraries' docs mixed in
+        mixes = [[lib["content"]], [lib["content"], libs[n - 1]["content"], libs[n - 2]["content"]]]
+        for q in lib["queries"]:
+            stems_ = query_stems(q["query"])
+            for texts in mixes:
+                pieces = [(i, t) for text in texts for i, t in enumerate(snippets(text))]
+                if choose(stems_, pieces):
+                    checked += 1
+                    assert may_cover(stems_, texts), q["query"]
+    assert checked >= 100
+
+
+def test_a_miss_imports_neither_json_nor_re(store, tmp_path):
+    p = _capture(store, "c7_query_docs")
+    trace = tmp_path / "trace"
+    env = dict(os.environ, MEMHOOKS_TRACE_IMPORTS=str(trace))
+    for tool_input in ({"libraryId": "/nobody/nothing", "query": "useEffect cleanup"},
+                       {"libraryId": p["tool_input"]["libraryId"], "query": "zebra xylophone quux"}):
+        assert hook(pre(p, tool_input=tool_input), env=env) is None
+    lines = trace.read_text().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        mods = set(line.split()[1:])
+        assert "memhooks.recall.serve" in mods
+        assert not {"json", "re", "enum", "datetime", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)

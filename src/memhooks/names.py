@@ -94,43 +94,71 @@ def versioned_id(library_id: str, version: str | None, known: list[str] | None) 
 # ----------------------------------------------------------------------------- grammars
 # Package names, versions and library IDs come from files in a repository or from an API
 # answer: hostile text. Nothing reaches the agent, the network or the store unless it
-# matches its ecosystem's grammar here. Every pattern is linear (character classes with one
-# quantifier each, no nested repetition), and the length cap is checked before the regex.
+# matches its ecosystem's grammar here. Every check is one pass over the characters, after
+# the length cap.
 
 MAX_NAME = 214  # npm's own cap; the longest of the ecosystems
 MAX_VERSION = 80
 MAX_LIBRARY_ID = 256
 MAX_LINE = 200
 
-_SRC = {
-    # npm: optional @scope/, URL-safe characters; legacy names may hold capitals
-    "npm": r"(?:@[A-Za-z0-9_][A-Za-z0-9._~-]*+/)?[A-Za-z0-9_][A-Za-z0-9._~-]*+",
-    # PEP 508 names: letters/digits at both ends, `._-` inside
-    "pypi": r"[A-Za-z0-9](?:[A-Za-z0-9._-]*+(?<=[A-Za-z0-9]))?",
-    # crates.io: ASCII letter first, then letters, digits, `_`, `-` (64 at most)
-    "crates": r"[A-Za-z][A-Za-z0-9_-]{0,63}+",
-    # Go module paths: slash-separated elements of letters, digits and `-._~` (`+` in tails)
-    "go": r"[A-Za-z0-9][A-Za-z0-9._~-]*+(?:/[A-Za-z0-9._~+-]++)*+",
-    # RubyGems: letters, digits, `._-`
-    "gems": r"[A-Za-z0-9_][A-Za-z0-9._-]*+",
-    # Composer: vendor/package
-    "composer": r"[A-Za-z0-9][A-Za-z0-9_.-]*+/[A-Za-z0-9][A-Za-z0-9_.-]*+",
-}
-_VERSION_SRC = r"[A-Za-z0-9][A-Za-z0-9._+~!-]*+"
-# /owner/repo, then an optional /version or @version; owner and repo never `.` or `..`
-_LIBRARY_ID_SRC = (r"/(?!\.{1,2}(?:[/@]|$))[A-Za-z0-9._~-]++/(?!\.{1,2}(?:[/@]|$))[A-Za-z0-9._~-]++"
-                   r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+~-]*+)?")
-_COMPILED: dict[str, object] = {}
+# Each grammar is a first character from one set and the rest from another (string methods,
+# no `re`: the SessionStart fast path and the serve decision check names too).
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_ALNUM_ = _ALNUM | {"_"}
+_NPM_REST = _ALNUM_ | set(".~-")
+_PYPI_REST = _ALNUM_ | set(".-")
+_CRATE_REST = _ALNUM_ | {"-"}
+_GO_REST = _ALNUM_ | set(".~-")
+_GO_TAIL = _GO_REST | {"+"}
+_COMPOSER_REST = _ALNUM_ | set(".-")
+_VERSION_REST = _ALNUM_ | set(".+~!-")
+_ID_PART = _ALNUM_ | set(".-")
+_ID_VERSION_REST = _ID_PART | {"+"}
 
 
-def _rx(key: str):
-    rx = _COMPILED.get(key)
-    if rx is None:
-        import re
+def _word(text: str, first: frozenset, rest: frozenset) -> bool:
+    return bool(text) and text[0] in first and all(c in rest for c in text)
 
-        src = _VERSION_SRC if key == "version" else _LIBRARY_ID_SRC if key == "library_id" else _SRC[key]
-        rx = _COMPILED[key] = re.compile(src)
-    return rx
+
+def _npm(name: str) -> bool:
+    """Optional `@scope/`, then a name; both URL-safe (legacy names may hold capitals)."""
+    if name.startswith("@"):
+        scope, sep, name = name[1:].partition("/")
+        if not sep or not _word(scope, _ALNUM_, _NPM_REST):
+            return False
+    return _word(name, _ALNUM_, _NPM_REST)
+
+
+def _pypi(name: str) -> bool:
+    """PEP 508: letters/digits at both ends, `._-` inside."""
+    return _word(name, _ALNUM, _PYPI_REST) and name[-1] in _ALNUM
+
+
+def _crates(name: str) -> bool:
+    """crates.io: an ASCII letter first, then letters, digits, `_`, `-` (64 at most)."""
+    return len(name) <= 64 and name[0].isalpha() and _word(name, _ALNUM, _CRATE_REST)
+
+
+def _go(name: str) -> bool:
+    """Slash-separated elements of letters, digits and `-._~` (`+` in the tail ones)."""
+    head, *tail = name.split("/")
+    return (_word(head, _ALNUM, _GO_REST) and all(p and all(c in _GO_TAIL for c in p) for p in tail)
+            and not any(p in (".", "..") for p in (head, *tail)))
+
+
+def _gems(name: str) -> bool:
+    return _word(name, _ALNUM_, _PYPI_REST)
+
+
+def _composer(name: str) -> bool:
+    vendor, sep, package = name.partition("/")
+    return bool(sep) and _word(vendor, _ALNUM, _COMPOSER_REST) and _word(package, _ALNUM, _COMPOSER_REST)
+
+
+_GRAMMARS = {"npm": _npm, "pypi": _pypi, "crates": _crates, "go": _go, "gems": _gems,
+             "composer": _composer}
+ECOSYSTEMS = tuple(_GRAMMARS)
 
 
 def valid_name(name, ecosystem: str | None) -> bool:
@@ -138,25 +166,45 @@ def valid_name(name, ecosystem: str | None) -> bool:
     if not isinstance(name, str) or not name or len(name) > MAX_NAME or not name.isascii():
         return False
     if ecosystem is None:
-        return any(_rx(e).fullmatch(name) for e in _SRC)
-    if ecosystem not in _SRC:
-        return False
-    if ecosystem == "go" and any(p in (".", "..") for p in name.split("/")):
-        return False
-    return _rx(ecosystem).fullmatch(name) is not None
+        return any(check(name) for check in _GRAMMARS.values())
+    check = _GRAMMARS.get(ecosystem)
+    return check is not None and check(name)
 
 
 def valid_version(version) -> bool:
     """A version string: letters, digits and `._+~!-`, a letter or digit first, capped."""
     return (isinstance(version, str) and 0 < len(version) <= MAX_VERSION and version.isascii()
-            and _rx("version").fullmatch(version) is not None)
+            and _word(version, _ALNUM, _VERSION_REST))
+
+
+def split_library_id(library_id) -> tuple[str, str, str | None] | None:
+    """`/owner/repo`, `/owner/repo/<version>` or `/owner/repo@<version>` -> (owner, repo,
+    version or None); None unless it has the Context7 ID shape: letters, digits and `._-`
+    (`+` too in the version), a letter or digit first (a repo may start with `.` or `_`, as
+    `.github` does, but is never `.` or `..`); owner at most 100 characters, repo 150,
+    version 64."""
+    if (not isinstance(library_id, str) or not 3 < len(library_id) <= MAX_LIBRARY_ID
+            or not library_id.isascii() or not library_id.startswith("/")):
+        return None
+    head, at, version = library_id[1:].partition("@")
+    parts = head.split("/")
+    if not at and len(parts) == 3:
+        version = parts.pop()
+    elif not at:
+        version = None
+    if (len(parts) != 2 or not _word(parts[0], _ALNUM, _ID_PART) or len(parts[0]) > 100
+            or not _word(parts[1], _ID_PART, _ID_PART) or parts[1][0] == "-" or len(parts[1]) > 150
+            or parts[1] in (".", "..")):
+        return None
+    if version is not None and (not _word(version, _ALNUM, _ID_VERSION_REST) or len(version) > 64):
+        return None
+    return parts[0], parts[1], version
 
 
 def valid_library_id(library_id) -> bool:
     """The Context7 ID shape: `/owner/repo`, optionally `/owner/repo/<version>` or
     `/owner/repo@<version>`, safe characters only."""
-    return (isinstance(library_id, str) and 3 < len(library_id) <= MAX_LIBRARY_ID
-            and library_id.isascii() and _rx("library_id").fullmatch(library_id) is not None)
+    return split_library_id(library_id) is not None
 
 
 def checked_library_id(library_id) -> str | None:

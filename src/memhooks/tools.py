@@ -36,11 +36,13 @@ TOOL_MATCHER = (
     f"|^mcp__{_ANY_SERVER}__(?:{_C7_TOOLS}|[A-Za-z0-9_-]+_{_EXA})$"
     "|^WebFetch$|^WebSearch$"
 )
-# PreToolUse (serving from the store): whole server names only (the serve decision answers
-# only `context7` / `exa` and their plugin forms), and only the tools it can answer.
+# PreToolUse (serving from the store): only the tools it can answer, on a server named as for
+# capture (context7 / exa a whole word of the name, plugin forms included).
+_SERVER_C7 = f"(?:{_WORD}[-_])*{_C7}(?:[-_]{_WORD})*"
+_SERVER_EXA = f"(?:{_WORD}[-_])*{_EXA}(?:[-_]{_WORD})*"
 SERVE_MATCHER = (
-    "^mcp__(plugin_[A-Za-z0-9_-]+_)?([Cc]ontext7|[Ee]xa)__"
-    "(resolve-library-id|query-docs|get-library-docs|web_fetch_exa|crawling_exa)$|^WebFetch$"
+    f"^mcp__{_SERVER_C7}__(?:{_C7_TOOLS})$"
+    f"|^mcp__{_SERVER_EXA}__(?:web_fetch_exa|crawling_exa)$|^WebFetch$"
 )
 SESSION_MATCHER = "startup|resume|clear|compact|fork"
 
@@ -88,6 +90,11 @@ def _words(server: str) -> list[str]:
 
 def _is_word_list(server: str) -> bool:
     return all(w and w.isascii() and w.isalnum() for w in server.replace("-", "_").split("_"))
+
+
+def server_has_word(server: str, word: str) -> bool:
+    """Whether `word` (lower case) is a whole ``-``/``_``-separated word of a server name."""
+    return _is_word_list(server) and word in _words(server)
 
 
 def classify(server: str | None, tool: str) -> str | None:

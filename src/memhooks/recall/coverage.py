@@ -8,12 +8,34 @@ the stemmer and a shared prefix of five or more letters.
 
 from __future__ import annotations
 
-import re
+_RES = []
 
-_WORD_RE = re.compile(r"[^\W_]+")
-# Context7 separates snippets with a line of dashes; `### ` starts a snippet too.
-_SNIPPET_SEP_RE = re.compile(r"^-{10,}[ \t]*$", re.MULTILINE)
-_HEADING_RE = re.compile(r"^(?=#{2,3} )", re.MULTILINE)
+
+def _res():
+    """(word, snippet separator, heading) patterns, compiled on first use: `re` (and `enum`)
+    is the largest import of a hook run, and a query alone is split without it."""
+    if not _RES:
+        import re
+
+        _RES.extend((re.compile(r"[^\W_]+"),
+                     # Context7 separates snippets with a line of dashes; `### ` starts one too.
+                     re.compile(r"^-{10,}[ \t]*$", re.MULTILINE),
+                     re.compile(r"^(?=#{2,3} )", re.MULTILINE)))
+    return _RES
+
+
+def _tokens(text: str) -> list[str]:
+    """Runs of letters and digits (what `[^\\W_]+` finds), without `re`: for short texts."""
+    out, cur = [], []
+    for ch in text:
+        if ch.isalnum():
+            cur.append(ch)
+        elif cur:
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
 
 MAX_WORD_CHARS = 64
 PREFIX_MIN = 5
@@ -69,7 +91,8 @@ def stem(word: str) -> str:
 def words(text: str) -> list[str]:
     """Lower-case words of `text` (an identifier such as `useEffect` stays one word: its
     parts would let scattered code tokens cover a question they do not answer)."""
-    return [tok.lower() for tok in _WORD_RE.findall(text) if len(tok) <= MAX_WORD_CHARS]
+    found = _tokens(text) if len(text) <= 500 else _res()[0].findall(text)
+    return [tok.lower() for tok in found if len(tok) <= MAX_WORD_CHARS]
 
 
 def stems(text: str, heads: set[str] | None = None) -> set[str]:
@@ -85,7 +108,7 @@ def stems(text: str, heads: set[str] | None = None) -> set[str]:
 def query_stems(query: str, ignore: set[str] = frozenset()) -> list[str]:
     """The content words of a question, stemmed, in order, without duplicates."""
     out: list[str] = []
-    for tok in _WORD_RE.findall(query):
+    for tok in _tokens(query):
         low = tok.lower()
         if len(low) < 2 or len(low) > MAX_WORD_CHARS or low in STOP_WORDS or low in ignore:
             continue
@@ -116,11 +139,36 @@ def covers(q: str, have: set[str]) -> bool:
     return False
 
 
+def may_cover(query: list[str], texts: list[str]) -> bool:
+    """A cheap necessary condition for `choose` (no `re`): every query stem's opening letters
+    begin a word somewhere in the texts. A covering word's stem shares the stem's first
+    min(len, 5) letters, and a stem differs from its word at most in its last letter
+    (-ies -> -y, -ational -> -ate), so the word holds the first min(len, 5) - 1 of them."""
+    low = [t.lower() for t in texts]
+    for q in query:
+        probe = q[: min(len(q), PREFIX_MIN) - 1]
+        if probe and not any(_starts_a_word(t, probe) for t in low):
+            return False
+    return True
+
+
+def _starts_a_word(text: str, probe: str) -> bool:
+    """`probe` at the start of a word of `text` (after a character that is not a letter or
+    digit): where a covering word would have it."""
+    i = text.find(probe)
+    while i >= 0:
+        if i == 0 or not text[i - 1].isalnum():
+            return True
+        i = text.find(probe, i + 1)
+    return False
+
+
 def snippets(text: str) -> list[str]:
     """Split a captured docs body into snippets (Context7's separators, else headings)."""
-    parts = [p.strip("\n") for p in _SNIPPET_SEP_RE.split(text)]
+    _, sep_re, heading_re = _res()
+    parts = [p.strip("\n") for p in sep_re.split(text)]
     if len(parts) == 1:
-        parts = [p.strip("\n") for p in _HEADING_RE.split(text)]
+        parts = [p.strip("\n") for p in heading_re.split(text)]
     out: list[str] = []
     for p in parts:
         if not p.strip():

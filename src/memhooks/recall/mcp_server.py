@@ -13,8 +13,8 @@ model in place of the text when both are present, and the model reads the
 fenced markdown (real newlines, verbatim captured text) better than escaped JSON.
 
 Start-up is user-visible (Claude Code waits for, or skips, a slow server), so
-this module imports nothing heavy at import time: the SDK (≈0.7 s of imports on
-a small machine) is imported inside `main()`, and the store is opened per call.
+this module imports nothing heavy at import time: the SDK is imported inside `main()`,
+only its low-level stdio server (see build_server), and the store is opened per call.
 """
 
 import os
@@ -125,8 +125,8 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
 
 @_store_guard
 def tool_lookup(name: str) -> tuple[str, bool]:
-    from memhooks.recall import search
     from memhooks.config import project_dir
+    from memhooks.recall import search
 
     conn = _open_reader()
     if conn is None:
@@ -138,19 +138,90 @@ def tool_lookup(name: str) -> tuple[str, bool]:
     return search.library_markdown(answer), False
 
 
+# name -> (description, [(argument, JSON type, default or REQUIRED)], tool function)
+REQUIRED = object()
+TOOLS = {
+    "search_documents": (SEARCH_DESCRIPTION, [("query", "string", REQUIRED), ("limit", "integer", 10)],
+                         tool_search),
+    "get_document": (GET_DESCRIPTION, [("id", "integer", REQUIRED), ("max_chars", "integer", 20000)],
+                     tool_get),
+    "lookup_library": (LOOKUP_DESCRIPTION, [("name", "string", REQUIRED)], tool_lookup),
+}
+
+
+def input_schema(name: str) -> dict:
+    """The JSON Schema of a tool's arguments."""
+    props, required = {}, []
+    for arg, kind, default in TOOLS[name][1]:
+        prop = {"title": arg.replace("_", " ").title(), "type": kind}
+        if default is REQUIRED:
+            required.append(arg)
+        else:
+            prop["default"] = default
+        props[arg] = prop
+    return {"type": "object", "title": f"{name}Arguments", "properties": props, "required": required}
+
+
+def _coerce(kind: str, value):
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+        raise ValueError("should be a string")
+    if isinstance(value, bool):
+        raise ValueError("should be an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value.strip())
+    raise ValueError("should be an integer")
+
+
+def call_tool(name: str, arguments) -> tuple[str, bool]:
+    """Check the arguments against the tool's schema and run it: (markdown, is_error)."""
+    if name not in TOOLS:
+        return f"Unknown tool: {name[:80]!r}. Tools: {', '.join(TOOLS)}.", True
+    _, spec, fn = TOOLS[name]
+    arguments = arguments if isinstance(arguments, dict) else {}
+    values, problems = [], []
+    for arg, kind, default in spec:
+        if arg not in arguments or arguments[arg] is None:
+            if default is REQUIRED:
+                problems.append(f"{arg}: required")
+            values.append(default)
+            continue
+        try:
+            values.append(_coerce(kind, arguments[arg]))
+        except ValueError as exc:
+            problems.append(f"{arg}: {exc}")
+    if problems:
+        return f"Invalid arguments for {name}: " + "; ".join(problems) + ".", True
+    try:
+        return fn(*values)
+    except Exception as exc:  # noqa: BLE001 - a tool error is an answer, never a dead server
+        try:
+            from memhooks.log import log_exception
+
+            log_exception(f"mcp {name}")
+        except Exception:  # noqa: BLE001
+            pass
+        return f"{name} failed: {type(exc).__name__}. See memhooks.log.", True
+
+
 def _skip_sdk_package_inits() -> None:
     """Import only the SDK parts a stdio server needs.
 
-    `import mcp.server.mcpserver` first runs `mcp/__init__.py` (the whole client side) and
-    `mcp/server/__init__.py` (every transport); neither is used here, and together they cost
-    start-up time that Claude Code waits for. Register both packages without running their
-    `__init__` (submodules import from them by name only). Any surprise: undo, import normally."""
+    `import mcp.server.lowlevel` first runs `mcp/__init__.py` (the whole client side) and
+    `mcp/server/__init__.py` (MCPServer, every transport); neither is used here, and together
+    they cost start-up time that Claude Code waits for. Register both packages without running
+    their `__init__` (submodules import from them by name only). Any surprise: undo, import
+    normally."""
     import importlib.util
     import types
 
     if "mcp" in sys.modules:
         return
-    made = []
     try:
         for name in ("mcp", "mcp.server"):
             spec = importlib.util.find_spec(name)
@@ -161,8 +232,8 @@ def _skip_sdk_package_inits() -> None:
             module.__path__ = list(spec.submodule_search_locations)
             module.__package__ = name
             sys.modules[name] = module
-            made.append(name)
-        import mcp.server.mcpserver  # noqa: F401
+        import mcp.server.lowlevel.server  # noqa: F401
+        import mcp.server.stdio  # noqa: F401
     except Exception:  # noqa: BLE001
         for name in list(sys.modules):
             if name == "mcp" or name.startswith("mcp."):
@@ -170,34 +241,40 @@ def _skip_sdk_package_inits() -> None:
 
 
 def build_server():
-    """The MCPServer with the three tools (imports the SDK)."""
+    """The SDK's low-level stdio Server with the three tools (imports the SDK).
+
+    The low-level Server, not MCPServer: MCPServer adds pydantic models per tool signature,
+    resource/prompt managers and rich logging, about a third of the start-up, for nothing
+    these three fixed tools need."""
     _skip_sdk_package_inits()
-    from mcp.server.mcpserver import MCPServer
-    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+    from mcp.server.lowlevel.server import Server
+    from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
 
     from memhooks import __version__
 
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__)
+    reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    tools = [Tool(name=name, description=desc, input_schema=input_schema(name), annotations=reading)
+             for name, (desc, _, _) in TOOLS.items()]
 
-    def result(answer) -> CallToolResult:
-        text, is_error = answer
+    async def list_tools(ctx, params) -> ListToolsResult:
+        return ListToolsResult(tools=tools)
+
+    async def run_tool(ctx, params) -> CallToolResult:
+        import anyio.to_thread
+
+        # Off the event loop: a slow store read must not stall pings or cancellation.
+        text, is_error = await anyio.to_thread.run_sync(call_tool, params.name, params.arguments)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
 
-    reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=run_tool)
 
-    @server.tool(name="search_documents", description=SEARCH_DESCRIPTION, annotations=reading)
-    def search_documents(query: str, limit: int = 10) -> CallToolResult:
-        return result(tool_search(query, limit))
 
-    @server.tool(name="get_document", description=GET_DESCRIPTION, annotations=reading)
-    def get_document(id: int, max_chars: int = 20000) -> CallToolResult:  # noqa: A002
-        return result(tool_get(id, max_chars))
+async def _serve(server) -> None:
+    from mcp.server.stdio import stdio_server
 
-    @server.tool(name="lookup_library", description=LOOKUP_DESCRIPTION, annotations=reading)
-    def lookup_library(name: str) -> CallToolResult:
-        return result(tool_lookup(name))
-
-    return server
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 USAGE = """usage: memhooks mcp
@@ -208,7 +285,7 @@ $CLAUDE_PLUGIN_DATA/memhooks.db, else the user data dir.
 """
 
 
-def main(args: list[str] | None = None) -> int:
+def main(args: list[str] | None = None, *, exit_now: bool = True) -> int:
     args = list(sys.argv[1:] if args is None else args)
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(USAGE)
@@ -218,10 +295,21 @@ def main(args: list[str] | None = None) -> int:
         return 2
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     server = build_server()
+    import anyio
+
     try:
-        server.run("stdio")
+        anyio.run(_serve, server)
     except KeyboardInterrupt:
         pass
+    if exit_now:
+        # The client closed stdin: done. Tearing down the SDK's ~500 modules at interpreter
+        # exit costs ~0.2 s of CPU for nothing (every store connection is closed per call).
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        os._exit(0)
     return 0
 
 

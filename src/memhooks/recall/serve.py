@@ -21,24 +21,36 @@ call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sqlite3
 import sys
 import time
+
+from memhooks._jsonlite import dumps_str, loads
 
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
 TOP_DOCS = 4               # read after BM25 ranking
 MAX_URLS = 10
-_ID_RE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9][A-Za-z0-9._-]{0,149}"
-                    r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
-_TOOL_RE = re.compile(r"mcp__(?:plugin_[A-Za-z0-9_-]{1,100}_)?(context7|exa)__([A-Za-z0-9_-]{1,64})",
-                      re.IGNORECASE)
+# No `json` or `re` on the decision path: together they are the largest imports of a hook
+# run (`re` brings `enum`). JSON is read with the C scanner and strings are written with the
+# C encoder (`_json`); names and IDs are checked with string methods. `re` is imported only
+# when captured text has to be cut into snippets (memhooks.recall.coverage).
+_C7_TOOLS = ("resolve-library-id", "query-docs", "get-library-docs")
+_EXA_TOOLS = ("web_fetch_exa", "crawling_exa")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 CONTEXT7_DOCS = ("query-docs", "get-library-docs")
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
+
+
+def _canon(value):
+    """A stable, comparable form of a JSON value (dict keys sorted), for call keys."""
+    if isinstance(value, dict):
+        return ("d", tuple(sorted(((str(k), _canon(v)) for k, v in value.items()), key=lambda kv: kv[0])))
+    if isinstance(value, list):
+        return ("l", tuple(_canon(v) for v in value))
+    return value
 
 
 def _num(name: str, default: float) -> float:
@@ -67,16 +79,20 @@ def classify(tool_name) -> str | None:
         return None if _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
     if not isinstance(tool_name, str) or len(tool_name) > 200:
         return None
-    m = _TOOL_RE.fullmatch(tool_name)
-    if not m:
+    # The PreToolUse matcher (memhooks.tools.SERVE_MATCHER): a tool it can answer, on a server
+    # named as for capture (context7 / exa a whole word of the name; plugin forms too).
+    if not tool_name.startswith("mcp__"):
         return None
-    server, tool = m.group(1).lower(), m.group(2)
-    if server == "context7" and not _off("MEMHOOKS_SERVE_CONTEXT7"):
-        if tool == "resolve-library-id":
-            return "context7-resolve"
-        if tool in CONTEXT7_DOCS:
-            return "context7-docs"
-    if server == "exa" and tool in EXA_FETCH and not _off("MEMHOOKS_SERVE_EXA"):
+    from memhooks.tools import parse_tool_name, server_has_word
+
+    server, tool = parse_tool_name(tool_name)
+    if not server:
+        return None
+    if tool in _C7_TOOLS and server_has_word(server, "context7"):
+        if _off("MEMHOOKS_SERVE_CONTEXT7"):
+            return None
+        return "context7-resolve" if tool == "resolve-library-id" else "context7-docs"
+    if tool in _EXA_TOOLS and server_has_word(server, "exa") and not _off("MEMHOOKS_SERVE_EXA"):
         return "exa-fetch"
     return None
 
@@ -91,7 +107,7 @@ def _when(epoch: float) -> str:
 
 def _q(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
-    return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
+    return dumps_str(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _head(what: str, when: str, asked: str) -> str:
@@ -110,19 +126,22 @@ def _wrap(head: str, body: str, max_chars: int) -> str:
 # ----------------------------------------------------------------------------- library IDs
 
 def split_id(library_id: str) -> tuple[str, str | None] | None:
-    """`/org/repo[/v|@v]` -> (lower-case base, version without a leading v) or None."""
+    """`/org/repo[/v|@v]` (leading and trailing slash optional) -> (lower-case base, version
+    without a leading v) or None, by the one Context7 ID grammar (memhooks.names)."""
+    from memhooks.names import split_library_id
+
     lid = library_id if library_id.startswith("/") else "/" + library_id
-    if not _ID_RE.fullmatch(lid):
+    parts = split_library_id(lid[:-1] if lid.endswith("/") and len(lid) > 1 else lid)
+    if parts is None:
         return None
-    lid = lid.rstrip("/")
-    ver = None
-    if "@" in lid:
-        lid, ver = lid.split("@", 1)
-    else:
-        parts = lid.strip("/").split("/")
-        if len(parts) == 3:
-            lid, ver = "/" + "/".join(parts[:2]), parts[2]
-    return lid.lower(), (ver.lstrip("vV").lower() or None) if ver else None
+    owner, repo, ver = parts
+    return f"/{owner}/{repo}".lower(), (ver.lstrip("vV").lower() or None) if ver else None
+
+
+def _fts_term(token: str, prefix: bool = False) -> str:
+    """One token as a safe FTS5 string (`"` doubled), optionally prefix-matched."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return quoted + "*" if prefix else quoted
 
 
 def _keys(base: str, ver: str | None) -> list[str]:
@@ -133,7 +152,7 @@ def _keys(base: str, ver: str | None) -> list[str]:
 
 def pinned_version(conn, project: str, base: str) -> str | None:
     """The version the project's lockfile pins for this library (from warm tier1 entries)."""
-    for lid, version in conn.execute(
+    for _lid, version in conn.execute(
         "SELECT library_id, version FROM tier1 WHERE project = ? AND version IS NOT NULL"
         " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)", (project, base, base + "/")
     ):
@@ -165,8 +184,8 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
         if row[3]:
             lines.append(f"- Source Reputation: {row[3]}")
         try:
-            versions = [v for v in json.loads(row[5] or "[]") if isinstance(v, str)]
-        except ValueError:
+            versions = [v for v in loads(row[5] or "[]") if isinstance(v, str)]
+        except (ValueError, TypeError):
             versions = []
         if versions:
             lines.append(f"- Versions: {', '.join(versions[:30])}")
@@ -186,7 +205,6 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
                 max_chars: int) -> Served | None:
     from memhooks.recall import coverage as cv
-    from memhooks.recall.search import fts_term
 
     id_keys = (("context7CompatibleLibraryID", "libraryId") if tool == "get-library-docs" else
                ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName"))
@@ -216,7 +234,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         return None
     terms = [w for w in dict.fromkeys(cv.words(query))
              if w not in ignore and w not in cv.STOP_WORDS and len(w) >= 2][:16]
-    match = " OR ".join(fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
+    match = " OR ".join(_fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
     ids = list(cands)
     if len(ids) <= TOP_DOCS:
         ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
@@ -231,6 +249,8 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     docs = {r[0]: r[1:] for r in conn.execute(
         f"SELECT id, content, bytes FROM documents WHERE id IN ({','.join('?' * len(ranked))})",
         ranked)}
+    if not cv.may_cover(q, [docs[d][0] or "" for d in ranked if d in docs]):
+        return None  # some word is nowhere in these docs: no need to cut them into snippets
     pieces = [((d, i), text) for d in ranked if d in docs
               for i, text in enumerate(cv.snippets(docs[d][0] or ""))]
     chosen = cv.choose(q, pieces)
@@ -290,8 +310,8 @@ def _pages(conn, url: str, tool_filter: str, args: tuple, since: float):
 
 def _meta(raw) -> dict:
     try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
+        value = loads(raw) if raw else {}
+    except (ValueError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -365,7 +385,7 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
             from _sha2 import sha256
         except ImportError:
             from hashlib import sha256
-    blob = json.dumps([session_id or "", tool_name, tool_input], sort_keys=True, ensure_ascii=False)
+    blob = repr(_canon([session_id or "", tool_name, tool_input]))
     return sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -420,6 +440,13 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
                                    "permissionDecisionReason": served.text}}
 
 
+def hook_json(result: dict) -> str:
+    """The hook's one-line JSON object (json.dumps(result, ensure_ascii=False) for this shape)."""
+    reason = result["hookSpecificOutput"]["permissionDecisionReason"]
+    return ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+            '"permissionDecisionReason": ' + dumps_str(reason) + "}}")
+
+
 def pre_tool_use() -> int:
     """The PreToolUse hook: one JSON object on stdout, or nothing. Exit 0 always."""
     out = None
@@ -431,12 +458,12 @@ def pre_tool_use() -> int:
             while sys.stdin.buffer.read(1 << 16):
                 pass
             return 0
-        payload = json.loads(raw.decode("utf-8", "replace"))
+        payload = loads(raw.decode("utf-8", "replace"))
         if isinstance(payload, dict):
             from memhooks.config import db_path
 
             result = serve_payload(payload, db_path())
-            out = json.dumps(result, ensure_ascii=False) if result else None
+            out = hook_json(result) if result else None
     except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception

@@ -8,7 +8,6 @@ and the serving part of `memhooks stats`. Callers own the transaction.
 
 from __future__ import annotations
 
-import json
 import time
 
 BYTES_PER_TOKEN = 4  # rough estimate used for "tokens saved"
@@ -27,6 +26,11 @@ def recently_served(conn, call_key: str, since: float) -> bool:
     return row is not None and row[0] == "served"
 
 
+def _id_list(ids) -> str:
+    """Document IDs as a JSON array (integers only; no json import on the hook path)."""
+    return "[" + ", ".join(str(int(i)) for i in ids) + "]"
+
+
 def record(conn, *, outcome: str, call_key: str, tool: str, tool_name: str | None,
            project: str | None, session_id: str | None, library_id: str | None = None,
            document_ids=(), served_bytes: int = 0, live_bytes: int = 0,
@@ -39,7 +43,7 @@ def record(conn, *, outcome: str, call_key: str, tool: str, tool_name: str | Non
         "INSERT INTO serve_log (at, day, outcome, project, session_id, tool, tool_name, library_id,"
         " call_key, document_ids, bytes, tokens_saved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (now, _day(now), outcome, project or "", session_id, tool, tool_name, library_id, call_key,
-         json.dumps(list(document_ids)), int(served_bytes), saved),
+         _id_list(document_ids), int(served_bytes), saved),
     )
     return cur.lastrowid
 

@@ -7,9 +7,10 @@ tier1 without scanning and without network. Otherwise memhooks.warm.resolve runs
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from memhooks._jsonlite import dumps_str, loads
 
 MAX_CONTEXT = 1500
 HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
@@ -121,8 +122,9 @@ def status_note(conn, now: float, *, documents: bool = True) -> str:
 
 
 def hook_json(context: str) -> str:
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                              "additionalContext": context}}, ensure_ascii=False)
+    # json.dumps(..., ensure_ascii=False) of this shape, without importing json (and re)
+    return ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": '
+            + dumps_str(context) + "}}")
 
 
 def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
@@ -168,10 +170,10 @@ def fast_answer(conn, project: str) -> str | None:
     ).fetchone()
     if row is None:
         return None
-    if row[0] == PARTIAL or fingerprint(project, json.loads(row[1]), json.loads(row[2])) != row[0]:
+    if row[0] == PARTIAL or fingerprint(project, loads(row[1]), loads(row[2])) != row[0]:
         return None
     now = time.time()
-    entries, complete = tier1_entries(conn, project, json.loads(row[3]), now)
+    entries, complete = tier1_entries(conn, project, loads(row[3]), now)
     if not complete and not api_blocked(conn, now):
         return None
     resolved = any(e.get("library_id") for e in entries)

@@ -1,0 +1,32 @@
+"""The module pip's `lc-cache-*` console scripts import: nothing but the standard library.
+
+pip's wrapper runs `from memhooks._console import lookup` and then `sys.exit(lookup())`.
+This module imports nothing at import time beyond `memhooks/__init__` (empty), and each
+command takes the same lean start as `python -I -S .../_entry.py CMD` (see `_entry.main`):
+the C module `_sqlite3` as `sqlite3`, no datetime, no enum, no package-level work.
+"""
+
+import sys
+
+
+def _run(cmd: str) -> int:
+    try:
+        from memhooks import _entry
+
+        code = _entry.main([cmd, *sys.argv[1:]])
+        _entry._trace_imports(cmd)
+    except BaseException:  # noqa: BLE001 - seed-compatible commands: exit 0, say nothing
+        code = 0
+    return code if isinstance(code, int) else 0
+
+
+def lookup() -> int:
+    return _run("lc-cache-lookup")
+
+
+def lookup_docs() -> int:
+    return _run("lc-cache-lookup-docs")
+
+
+def write() -> int:
+    return _run("lc-cache-write")

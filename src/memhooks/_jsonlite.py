@@ -1,0 +1,47 @@
+"""JSON for the hot paths without importing `json` (standard library C parts only).
+
+`import json` costs `re` and `enum` too: together the largest imports of a hook run.
+The C scanner and encoder behind `json` (`_json`) do the same work without them.
+"""
+
+
+class _ScanContext:
+    """What the C JSON scanner reads from its context (json.decoder.JSONDecoder's defaults)."""
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+
+    def __init__(self):
+        self.memo = {}
+
+    @staticmethod
+    def parse_constant(name):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+def loads(text: str):
+    """json.loads without importing json (and re, enum): the C scanner, the whole text.
+    Anything the scanner refuses goes to json.loads, which raises the usual error."""
+    try:
+        from _json import make_scanner
+
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        value, end = make_scanner(_ScanContext())(text, start)
+        if not text[end:].strip(" \t\n\r"):
+            return value
+    except Exception:  # noqa: BLE001 - the scanner's errors are not JSONDecodeError
+        pass
+    import json
+
+    return json.loads(text)
+
+
+def dumps_str(text: str) -> str:
+    """A JSON string literal, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
+    try:
+        from _json import encode_basestring
+    except ImportError:  # a python built without the C accelerator
+        import json
+
+        return json.dumps(text, ensure_ascii=False)
+    return encode_basestring(text)
