@@ -24,7 +24,8 @@ def _store():
 @click.argument("query")
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def search_cmd(query, limit, as_json):
+@click.option("--team", "team", is_flag=True, help="Search the team store (PostgreSQL) instead.")
+def search_cmd(query, limit, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access."""
@@ -33,7 +34,12 @@ def search_cmd(query, limit, as_json):
 
     conn = _store()
     try:
-        results = search.search_documents(conn, query, limit)
+        if team:
+            from memhooks.team.search import cli_search
+
+            results = cli_search(conn, query, limit)
+        else:
+            results = search.search_documents(conn, query, limit)
     finally:
         conn.close()
     if as_json:

@@ -37,7 +37,8 @@ SEARCH_DESCRIPTION = (
     "(words, library names like @tanstack/react-query, code fragments). Each result says where "
     "it came from (source, source_tool, type, URL or library ID, topic), has a snippet, the "
     "capture date, how often it was read, and a citation to use when quoting it. Every result "
-    "counts as one access."
+    "counts as one access. scope=\"team\" searches the team's shared store instead (when one "
+    "is configured)."
 )
 
 GET_DESCRIPTION = (
@@ -61,9 +62,13 @@ def _open_reader():
 
 # The tool logic, without the SDK: (markdown, is_error).
 
-def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
+def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
     from memhooks.recall import search
 
+    if scope == "team":
+        from memhooks.team.search import tool_search_team
+
+        return tool_search_team(query, limit)
     conn = _open_reader()
     try:
         results = search.search_documents(conn, query, limit)
@@ -132,6 +137,8 @@ def _skip_sdk_package_inits() -> None:
 def build_server():
     """The MCPServer with the three tools (imports the SDK)."""
     _skip_sdk_package_inits()
+    from typing import Literal
+
     from mcp.server.mcpserver import MCPServer
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
@@ -146,8 +153,8 @@ def build_server():
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(name="search_documents", description=SEARCH_DESCRIPTION, annotations=reading)
-    def search_documents(query: str, limit: int = 10) -> CallToolResult:
-        return result(tool_search(query, limit))
+    def search_documents(query: str, limit: int = 10, scope: Literal["local", "team"] = "local") -> CallToolResult:
+        return result(tool_search(query, limit, scope))
 
     @server.tool(name="get_document", description=GET_DESCRIPTION, annotations=reading)
     def get_document(id: int, max_chars: int = 20000) -> CallToolResult:  # noqa: A002
