@@ -46,7 +46,7 @@ def _team_tier1(pg, keys: list[str], loose: list[str], now: float) -> list[tuple
 
 
 def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: int | None = None,
-         libraries: list[str] | None = None) -> dict:
+         libraries: list[str] | None = None, list_limit: int = LIST_LIMIT) -> dict:
     from memhooks import config
     from memhooks.names import library_key, lookup_keys, loose_key, normalize, topic_key
     from memhooks.store import team_local as tl
@@ -171,7 +171,7 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
     with pg.transaction():
         listing = pg.execute(
             "SELECT id, content_hash, bytes FROM documents WHERE library_base = ANY(%s)"
-            " ORDER BY last_seen DESC, id DESC LIMIT %s", (base_list, LIST_LIMIT)).fetchall()
+            " ORDER BY last_seen DESC, id DESC LIMIT %s", (base_list, list_limit)).fetchall()
     hashes = [h for _i, h, _b in listing]
     have = tl.local_hashes(conn, hashes)
     forgotten = tl.forgotten_among(conn, hashes)

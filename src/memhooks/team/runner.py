@@ -183,6 +183,7 @@ def after_ingest(db: str, background: bool) -> None:
     if not configured(db):
         return
     if background:
+        _watchdog(HARD_DEADLINE_S)  # ingestion is done: a server that hangs cannot keep us
         background_push(db)
     else:
         spawn("push", db)
