@@ -13,10 +13,22 @@ from __future__ import annotations
 import json
 import time
 
+import re
+
+# What the team sends is outside text: a library ID must look like one before it reaches
+# tier1 (and from there the SessionStart context) or the libraries table.
+_ID_RE = re.compile(r"/[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[A-Za-z0-9][A-Za-z0-9._-]{0,149}"
+                    r"(?:[/@][A-Za-z0-9][A-Za-z0-9._+-]{0,63})?/?")
+MATCHED = ("exact", "first", "none", "write", "team")
+
 DEFAULT_BUDGET_S = 10.0
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 LIST_LIMIT = 5000
 FETCH_CHUNK = 100
+
+
+def valid_id(library_id) -> bool:
+    return isinstance(library_id, str) and len(library_id) <= 330 and bool(_ID_RE.fullmatch(library_id))
 
 
 def _keys_for(names: list[dict]) -> tuple[list[str], list[str]]:
@@ -98,6 +110,8 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
         best: dict[str, tuple] = {}
         by_loose: dict[str, tuple] = {}
         for row in _team_tier1(pg, keys, loose, now):
+            if row[1] and not valid_id(row[1]):
+                continue
             best.setdefault(row[0], row)
             if row[2]:
                 by_loose.setdefault(row[2], row)
@@ -123,8 +137,10 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                     resolved, expires = float(row[4]), float(row[5])
                     if upsert_tier1(conn, project=project, name=n["name"], ecosystem=n.get("ecosystem"),
                                     library_id=lid, origin="warm-local", ttl_s=max(1.0, expires - resolved),
-                                    version=n.get("version"), versioned_id=row[6] if lid else None,
-                                    matched=row[7] or ("team" if lid else "none"), now=resolved):
+                                    version=n.get("version"),
+                                    versioned_id=row[6] if lid and valid_id(row[6]) else None,
+                                    matched=row[7] if row[7] in MATCHED else ("team" if lid else "none"),
+                                    now=resolved):
                         summary["tier1"] += 1
     for lid in tl.project_library_ids(conn, project) if project else []:
         base = _library_base(lid)
@@ -157,6 +173,8 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
     if libs:
         with transaction(conn):
             for lid, title, desc, snippets, rep, trust, bench, versions, source, seen in libs:
+                if not valid_id(lid):
+                    continue
                 try:
                     vers = json.loads(versions) if versions else []
                 except ValueError:
@@ -200,6 +218,8 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
             for (_digest, source, tool, title, content, dtype, meta, url, lid, topic, version,
                  seen, members) in rows:
                 metadata = _with_team(meta, members)
+                if lid and not valid_id(lid):
+                    lid = None  # kept as a document, never as a tier2 answer
                 doc_id, created = upsert_document(
                     conn, project=project or "", source=source or "", source_tool=tool or "context7",
                     content=content, title=title, type=dtype, url=url, library_id=lid, topic=topic,

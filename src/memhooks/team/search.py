@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-RANK_WINDOW = 2000      # ts_rank scores at most the newest this-many matches
+RANK_WINDOW = 500       # ts_rank scores at most the newest this-many matches
 IMPORT_MAX_BYTES = 16 * 1024 * 1024
 SNIPPET_SOURCE_CHARS = 20_000
 HEADLINE = ("MaxFragments=2, MinWords=8, MaxWords=28, StartSel=\"\", StopSel=\"\","
@@ -51,23 +51,26 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
     text = _query_text(query)
     if not text.strip():
         return []
+    # The tsquery is written inline (not in a CTE) so the planner sees its value: for a
+    # common word it walks the primary key backwards and stops after RANK_WINDOW matches.
+    tsq = "websearch_to_tsquery('english', %(q)s)"
     with pg.transaction():
         rows = pg.execute(
-            "WITH q AS (SELECT websearch_to_tsquery('english', %(q)s) AS q),"
-            " hits AS (SELECT d.id FROM documents d, q WHERE d.search @@ q.q"
-            "  ORDER BY d.id DESC LIMIT %(window)s),"
-            " ranked AS (SELECT d.*, ts_rank(d.search, q.q) AS rank FROM documents d"
-            "  JOIN hits h ON h.id = d.id, q ORDER BY rank DESC, d.id DESC LIMIT %(limit)s)"
-            " SELECT r.id, r.content_hash, r.title, r.source, r.source_tool, r.type, r.url, r.library_id,"
+            "SELECT r.id, r.content_hash, r.title, r.source, r.source_tool, r.type, r.url, r.library_id,"
             " r.topic, r.version, r.created_at, r.last_seen, r.bytes, r.metadata, r.rank,"
             " CASE WHEN r.bytes <= %(whole)s THEN r.content"
-            "  ELSE ts_headline('english', left(r.content, %(chars)s), q.q, %(opts)s) END,"
+            f"  ELSE ts_headline('english', left(r.content, %(chars)s), {tsq}, %(opts)s) END,"
             " (SELECT count(*) FROM document_members m WHERE m.content_hash = r.content_hash AND m.captured),"
             " (SELECT coalesce(sum(m.access_count), 0) FROM document_members m"
             "   WHERE m.content_hash = r.content_hash)"
-            " FROM ranked r, q ORDER BY r.rank DESC, r.id DESC",
+            f" FROM (SELECT d.*, ts_rank(d.search, {tsq}) AS rank FROM documents d"
+            f"  WHERE d.id IN (SELECT id FROM documents WHERE search @@ {tsq}"
+            "   ORDER BY id DESC LIMIT %(window)s)"
+            "  ORDER BY rank DESC, d.id DESC LIMIT %(limit)s) r"
+            " ORDER BY r.rank DESC, r.id DESC",
             {"q": text, "window": RANK_WINDOW, "limit": limit, "chars": SNIPPET_SOURCE_CHARS,
-             "opts": HEADLINE, "whole": local.WHOLE_DOC_CHARS}).fetchall()
+             "opts": HEADLINE, "whole": local.WHOLE_DOC_CHARS},
+            prepare=False).fetchall()  # a prepared (generic) plan cannot see the words: never reuse one
     if not rows:
         return []
     local_ids = _import(conn, pg, rows, project) if import_hits else {}
