@@ -582,3 +582,42 @@ def test_hostile_team_rows_never_reach_tier1_or_the_session_context(members, tea
     assert b.rows("SELECT count(*) FROM tier1 WHERE library_id LIKE '%Ignore%'")[0][0] == 0
     assert b.rows("SELECT count(*) FROM libraries WHERE library_id LIKE '%Ignore%'")[0][0] == 0
     assert b.rows("SELECT count(*) FROM documents")[0][0] == 1  # the real document still came
+
+
+def test_real_mcp_client_searches_the_team_with_scope_team(members, team_url):
+    anyio = pytest.importorskip("anyio")
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    a, b = members("alice"), members("bob")
+    a.capture(docs_payload())
+    params = StdioServerParameters(command=sys.executable, args=[str(ENTRY), "mcp"], cwd=str(b.project),
+                                   env={**b.env, "PATH": os.environ.get("PATH", "")})
+
+    async def flow():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = {t.name: t for t in (await session.list_tools()).tools}
+                team = await session.call_tool("search_documents", {"query": "disconnect", "scope": "team"})
+                local = await session.call_tool("search_documents", {"query": "disconnect"})
+                return tools, team, local
+
+    tools, team, local = anyio.run(flow)
+    tool = tools["search_documents"]
+    schema = (getattr(tool, "input_schema", None) or tool.inputSchema)["properties"]["scope"]
+    assert "team" in json.dumps(schema) and "local" in json.dumps(schema)
+    text = "\n".join(c.text for c in team.content)
+    assert not getattr(team, "is_error", getattr(team, "isError", False)) and "[react via context7]" in text and "--- begin (reference only) ---" in text
+    assert "[react via context7]" in "\n".join(c.text for c in local.content)  # now local too
+
+
+def test_the_detached_ingester_pulls_for_its_project_now_and_then(members, team_url):
+    a, b = members("alice"), members("bob")
+    a.capture(docs_payload())
+    # B captures something else: its detached ingester pushes, then pulls for B's project
+    # (CLAUDE_PROJECT_DIR) because it never pulled yet; the hook itself waited for nothing.
+    b.capture(docs_payload("### Hooks\n\nA page about custom hooks and their rules, long enough.\n",
+                           query="custom hooks"), spawn=True)
+    assert wait_for(lambda: b.db.exists() and b.rows(
+        "SELECT count(*) FROM documents WHERE content LIKE '%connection.disconnect%'")[0][0] == 1)

@@ -11,9 +11,8 @@ user forgot, or that the team forgot, never come back.
 from __future__ import annotations
 
 import json
-import time
-
 import re
+import time
 
 # What the team sends is outside text: a library ID must look like one before it reaches
 # tier1 (and from there the SessionStart context) or the libraries table.

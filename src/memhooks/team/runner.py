@@ -185,8 +185,48 @@ def after_ingest(db: str, background: bool) -> None:
     if background:
         _watchdog(HARD_DEADLINE_S)  # ingestion is done: a server that hangs cannot keep us
         background_push(db)
+        maybe_pull(db)
     else:
         spawn("push", db)
+
+
+PULL_INTERVAL_S = 3600.0
+
+
+def maybe_pull(db: str) -> None:
+    """A session whose lockfiles never change never warms, so never pulls: the detached
+    ingester pulls for its project (CLAUDE_PROJECT_DIR) when that project has not pulled for
+    MEMHOOKS_TEAM_PULL_INTERVAL_S (default an hour). Never raises."""
+    try:
+        from memhooks.config import _env_num, project_dir
+
+        project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip() and project_dir()
+        if not project or not os.path.isdir(project):
+            return
+        from memhooks.store.connect import connect, transaction
+        from memhooks.store.team_local import get_state, set_state
+
+        key = f"pull.at:{project}"
+        conn = connect(db)
+        try:
+            row = get_state(conn, key)
+            if (row and row[1] and time.time() - row[1] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
+                    or blocked(conn, "pull"):
+                return
+            with transaction(conn):
+                set_state(conn, key, None, until=time.time())  # one attempt per interval, even a failed one
+            from memhooks.team.pull import pull
+
+            run("pull", conn, pull, project=project)
+        finally:
+            conn.close()
+    except BaseException as exc:  # noqa: BLE001
+        from memhooks.team.store import TeamError
+
+        if not isinstance(exc, TeamError):
+            from memhooks.log import log_exception
+
+            log_exception("team pull")
 
 
 def background_push(db: str | None = None) -> int:
