@@ -82,6 +82,9 @@ def _push_documents(pg, member: str, rows: list[tuple]) -> int:
             " ON CONFLICT (content_hash) DO UPDATE SET last_seen = excluded.last_seen"
             " WHERE documents.last_seen < excluded.last_seen RETURNING (xmax = 0)")
         inserted = sum(1 for (new,) in cur.fetchall() if new)
+        # A `forget` that committed while the insert ran (a new snapshot sees it).
+        cur.execute("DELETE FROM documents d USING forgotten f WHERE f.content_hash = d.content_hash"
+                    " AND d.content_hash IN (SELECT content_hash FROM push_docs)")
         cur.execute(
             "INSERT INTO document_members (content_hash, member_id, captured, access_count, captured_at,"
             " pushed_at)"
