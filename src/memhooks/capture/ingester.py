@@ -77,6 +77,9 @@ def main(args: list[str]) -> int:
                     break
         finally:
             os.close(fd)
+        from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
+
+        after_ingest(db, background)
     except BaseException:  # noqa: BLE001
         from memhooks.log import log_exception
 

@@ -389,6 +389,7 @@ def _register_commands() -> None:
     cli_transcripts.register(main)
     cli_exchange.register(main)
     cli_install.register(main)
+    __import__("memhooks.cli.team", fromlist=["register"]).register(main)
 
 
 _register_commands()

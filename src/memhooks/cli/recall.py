@@ -28,7 +28,8 @@ def _store(as_json: bool = False, json_extra: dict | None = None):
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True,
               help="How many results, 1 to 100 (the MCP tool takes the same bounds).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def search_cmd(query, limit, as_json):
+@click.option("--team", "team", is_flag=True, help="Search the team store (PostgreSQL) instead.")
+def search_cmd(query, limit, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access."""
@@ -37,7 +38,12 @@ def search_cmd(query, limit, as_json):
 
     conn = _store(as_json, {"query": query, "count": 0, "results": []})
     try:
-        results = search.search_documents(conn, query, limit, origin="user")
+        if team:
+            from memhooks.team.search import cli_search
+
+            results = cli_search(conn, query, limit)
+        else:
+            results = search.search_documents(conn, query, limit, origin="user")
     finally:
         conn.close()
     if as_json:

@@ -155,6 +155,8 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
             metadata=doc.metadata or None, session_id=session, tool=doc.tool, now=at,
         )
         doc_ids.append(doc_id)
+        if doc_id is None:
+            continue  # forgotten by the user
         report.documents_created += int(created)
         if add_capture(conn, event_id=p.event_id, document_id=doc_id, project=project,
                        session_id=session, tool_name=tool_name, captured_at=at):
@@ -173,7 +175,7 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
                          origin="capture", matched=entry.matched, ttl_s=config.tier1_ttl_s(),
                          now=now)
     for entry in result.tier2:
-        if 0 <= entry.document_index < len(doc_ids):
+        if 0 <= entry.document_index < len(doc_ids) and doc_ids[entry.document_index] is not None:
             upsert_tier2(conn, library_id=entry.library_id, topic=entry.topic,
                          document_id=doc_ids[entry.document_index], origin="capture",
                          ttl_s=config.tier2_ttl_s(), now=at)

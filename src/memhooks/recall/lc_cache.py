@@ -132,6 +132,8 @@ def apply_write(conn, record: dict, *, event_id: int | None, project: str, now: 
             content=record["body"], title=f"{lid} — {topic}", type="library-docs",
             library_id=lid, topic=topic, max_bytes=config.max_write_bytes(), now=now,
         )
+        if doc_id is None:
+            return  # the user forgot this text
         if event_id is not None:
             add_capture(conn, event_id=event_id, document_id=doc_id, project=project,
                         session_id=None, tool_name="lc-cache-write", captured_at=now)

@@ -37,7 +37,8 @@ SEARCH_DESCRIPTION = (
     "(words, library names like @tanstack/react-query, code fragments). Each result says where "
     "it came from (source, source_tool, type, URL or library ID, topic), has a snippet, the "
     "capture date, how often it was read, and a citation to use when quoting it. limit: 1 to 100 "
-    "results (default 10). Every result counts as one access."
+    "results (default 10). Every result counts as one access. scope=\"team\" searches the "
+    "team's shared store instead (when one is configured)."
 )
 
 GET_DESCRIPTION = (
@@ -69,6 +70,9 @@ def _open_reader():
     return open_reader()
 
 
+SCOPES = ("local", "team")  # search_documents: this machine's store, or the team's
+
+
 def _store_guard(fn):
     """A damaged store answers one clear error line (and heals), never a traceback."""
     import functools
@@ -89,13 +93,18 @@ def _store_guard(fn):
 # The tool logic, without the SDK: (markdown, is_error).
 
 @_store_guard
-def tool_search(query: str, limit: int = 10) -> tuple[str, bool]:
+def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
     from memhooks.recall import search
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
         return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
                 f"got {search.one_line(str(limit), 20)}"), True
+    if scope not in SCOPES:
+        return f"scope must be one of {', '.join(SCOPES)}; got {search.one_line(str(scope), 20)}", True
+    if scope == "team":
+        from memhooks.team.search import tool_search_team
 
+        return tool_search_team(query, limit)
     conn = _open_reader()
     if conn is None:
         return NO_STORE, False
@@ -141,8 +150,8 @@ def tool_lookup(name: str) -> tuple[str, bool]:
 # name -> (description, [(argument, JSON type, default or REQUIRED)], tool function)
 REQUIRED = object()
 TOOLS = {
-    "search_documents": (SEARCH_DESCRIPTION, [("query", "string", REQUIRED), ("limit", "integer", 10)],
-                         tool_search),
+    "search_documents": (SEARCH_DESCRIPTION, [("query", "string", REQUIRED), ("limit", "integer", 10),
+                                              ("scope", "string", "local")], tool_search),
     "get_document": (GET_DESCRIPTION, [("id", "integer", REQUIRED), ("max_chars", "integer", 20000)],
                      tool_get),
     "lookup_library": (LOOKUP_DESCRIPTION, [("name", "string", REQUIRED)], tool_lookup),
@@ -154,6 +163,8 @@ def input_schema(name: str) -> dict:
     props, required = {}, []
     for arg, kind, default in TOOLS[name][1]:
         prop = {"title": arg.replace("_", " ").title(), "type": kind}
+        if arg == "scope":
+            prop["enum"] = list(SCOPES)
         if default is REQUIRED:
             required.append(arg)
         else:

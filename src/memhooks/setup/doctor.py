@@ -417,4 +417,25 @@ def run_checks(project: str | None = None) -> list[Check]:
         results.append(Check("registered", "ok", "plugin" if plugin_active else "settings files"))
     results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active)
     results.append(check_context7())
+    results.append(check_team())
     return results
+
+
+def check_team() -> Check:
+    """The team store (skipped when none is configured; the password is never shown)."""
+    from memhooks.team.settings import configured
+
+    if not configured():
+        return Check("team", "skip", "no team store configured")
+    try:
+        from memhooks.store.connect import connect
+        from memhooks.team.status import doctor_check
+
+        conn = connect(config.db_path())
+        try:
+            status, detail = doctor_check(conn, network=not config.offline())
+        finally:
+            conn.close()
+    except Exception as exc:  # noqa: BLE001
+        return Check("team", "warn", f"cannot check the team store: {type(exc).__name__}")
+    return Check("team", status, detail)

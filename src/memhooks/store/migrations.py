@@ -264,3 +264,31 @@ def m007_document_reads(conn):
         )""",
         "CREATE INDEX IF NOT EXISTS document_reads_day ON document_reads(day, origin)",
     )
+
+
+@migration
+def m008_team_sync(conn):
+    """Local side of the team store: small key/value state (member id, push watermarks,
+    back-off after a failure), what has been pushed (by content, so a reindex that renumbers
+    documents pushes nothing twice), and the content hashes the user forgot (never captured,
+    pushed or pulled again)."""
+    _run(
+        conn,
+        """CREATE TABLE IF NOT EXISTS team_state (
+            key TEXT PRIMARY KEY,
+            value TEXT,
+            until REAL,
+            failures INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL
+        )""",
+        """CREATE TABLE IF NOT EXISTS team_pushed (
+            content_hash TEXT PRIMARY KEY,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            pushed_at REAL NOT NULL
+        )""",
+        """CREATE TABLE IF NOT EXISTS forgotten (
+            content_hash TEXT PRIMARY KEY,
+            forgotten_at REAL NOT NULL,
+            team_done INTEGER NOT NULL DEFAULT 0
+        )""",
+    )

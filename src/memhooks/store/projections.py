@@ -56,7 +56,8 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
                     version: str | None = None, metadata: dict | str | None = None,
                     session_id: str | None = None, tool: str | None = None,
                     max_bytes: int | None = None, now: float | None = None) -> tuple[int, bool]:
-    """Insert a document unless its content_hash exists. Returns (id, created)."""
+    """Insert a document unless its content_hash exists. Returns (id, created); the id is
+    None for a text the user forgot (`memhooks forget`)."""
     if max_bytes is None:
         from memhooks.config import max_doc_bytes
 
@@ -73,6 +74,8 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
     row = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
     if row:
         return row[0], False
+    if conn.execute("SELECT 1 FROM forgotten WHERE content_hash = ?", (digest,)).fetchone():
+        return None, False  # the user forgot this text: never stored again
     if metadata is not None and not isinstance(metadata, str):
         import json
 
@@ -231,3 +234,30 @@ def touch_documents(conn, ids, now: float | None = None, origin: str = "agent") 
         " last_at = excluded.last_at",
         [(origin, day, at, i) for i in ids],
     )
+
+
+def forget_document(conn, doc_id: int, now: float | None = None) -> str | None:
+    """Delete a document (its FTS row, captures and tier2 entries go with it) and remember
+    its content_hash so it is never stored, pushed or pulled again. Returns the hash, or
+    None when there is no such document."""
+    row = conn.execute("SELECT content_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    if row is None:
+        return None
+    forget_hash(conn, row[0], now=now)
+    return row[0]
+
+
+def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None = None) -> int:
+    """Remember a forgotten content_hash and delete any local document with it. Returns how
+    many local documents were deleted."""
+    now = time.time() if now is None else now
+    conn.execute(
+        "INSERT INTO forgotten (content_hash, forgotten_at, team_done) VALUES (?, ?, ?)"
+        " ON CONFLICT (content_hash) DO UPDATE SET team_done = max(team_done, excluded.team_done)",
+        (digest, now, 1 if team_done else 0),
+    )
+    conn.execute("DELETE FROM tier2 WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
+                 (digest,))
+    conn.execute("DELETE FROM captures WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
+                 (digest,))
+    return conn.execute("DELETE FROM documents WHERE content_hash = ?", (digest,)).rowcount

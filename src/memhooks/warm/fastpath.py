@@ -225,6 +225,9 @@ def session_start_output(db: str, project: str) -> str:
             from memhooks.warm.resolve import warm
 
             context = warm(conn, project).context
+            from memhooks.team.runner import spawn  # detached team pull, when configured
+
+            spawn("pull", db, project)
     finally:
         conn.close()
     return hook_json(context)

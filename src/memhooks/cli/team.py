@@ -1,0 +1,228 @@
+"""`memhooks team init|connect|push|pull|status|exclude` and `memhooks forget`: thin click
+commands over memhooks.team."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+
+def register(main: click.Group) -> None:
+    main.add_command(team)
+    main.add_command(forget_cmd)
+
+
+def _fail(exc):
+    from memhooks.cli._common import Fail
+
+    return Fail(str(exc))
+
+
+def _url(url: str | None = None) -> str:
+    from memhooks.team.settings import team_url
+
+    url = url or team_url()
+    if not url:
+        raise _fail("no team store configured: set MEMHOOKS_TEAM_URL or run `memhooks team connect URL`")
+    return url
+
+
+@click.group()
+def team():
+    """Share captured documentation through a team PostgreSQL database (memhooks[team])."""
+
+
+@team.command("init")
+@click.option("--url", help="Connection string (default: the configured one).")
+def team_init(url):
+    """Create or upgrade the team schema (append-only migrations, safe to run concurrently)."""
+    from memhooks.team.settings import masked
+    from memhooks.team.store import TeamError, classify, connect, migrate
+
+    url = _url(url)
+    try:
+        pg = connect(url)
+        try:
+            applied = migrate(pg)
+        finally:
+            pg.close()
+    except TeamError as exc:
+        raise _fail(exc) from None
+    except Exception as exc:  # noqa: BLE001
+        raise _fail(classify(exc, url)) from None
+    click.echo(f"{masked(url)}: " + (f"applied {', '.join(applied)}" if applied else "schema up to date"))
+
+
+@team.command("connect")
+@click.argument("url")
+@click.option("--no-check", is_flag=True, help="Store it without trying to connect.")
+def team_connect(url, no_check):
+    """Store the team database's connection string (0600, beside the store)."""
+    from memhooks.team.settings import masked, save_url
+    from memhooks.team.status import probe
+
+    if not url.strip():
+        raise _fail("empty connection string")
+    if not no_check:
+        p = probe(url)
+        if not p["reachable"]:
+            raise _fail(f"{p['error']} (not saved; use --no-check to save anyway)")
+    path = save_url(url)
+    click.echo(f"team store {masked(url)} saved in {path} (mode 0600)")
+    if os.environ.get("MEMHOOKS_TEAM_URL", "").strip():
+        click.echo("note: MEMHOOKS_TEAM_URL is set and takes precedence", err=True)
+
+
+def _run(op, fn, **kwargs):
+    from memhooks.cli._common import open_store
+    from memhooks.team.runner import run
+    from memhooks.team.store import TeamError
+
+    _url()
+    conn = open_store(ingest=(op == "push"))
+    try:
+        return run(op, conn, fn, respect_backoff=False, **kwargs)
+    except TeamError as exc:
+        raise _fail(exc) from None
+    finally:
+        conn.close()
+
+
+@team.command("push")
+@click.option("--budget", type=float, default=None, help="Seconds to spend (default 60).")
+@click.option("--json", "as_json", is_flag=True)
+def team_push(budget, as_json):
+    """Push new documents, libraries and tier1 entries now (ignores the back-off)."""
+    from memhooks.cli._common import echo_json
+    from memhooks.team.push import push
+
+    s = _run("push", push, budget_s=budget)
+    if as_json:
+        echo_json(s)
+        return
+    click.echo(f"pushed {s['documents']} documents ({s['documents_new']} new to the team, "
+               f"{s['bytes']:,} bytes), {s['libraries']} libraries, {s['tier1']} tier1 entries, "
+               f"{s['forgotten']} forgotten; {s['excluded']} excluded"
+               + ("" if s["complete"] else "; budget spent, run again to continue"))
+
+
+@team.command("pull")
+@click.option("--project", type=click.Path(file_okay=False), help="Project directory (default: this one).")
+@click.option("--library", "libraries", multiple=True, help="Also pull this library ID's documents.")
+@click.option("--budget", type=float, default=None, help="Seconds to spend (default 10).")
+@click.option("--max-bytes", type=int, default=None, help="Document bytes to bring in (default 16 MiB).")
+@click.option("--json", "as_json", is_flag=True)
+def team_pull(project, libraries, budget, max_bytes, as_json):
+    """Bring the team's documents and tier1 IDs for this project's libraries into the local store."""
+    from memhooks.cli._common import echo_json
+    from memhooks.config import project_dir
+    from memhooks.team.pull import pull
+
+    project = os.path.realpath(project) if project else project_dir()
+    s = _run("pull", pull, project=project, budget_s=budget, max_bytes=max_bytes,
+             libraries=list(libraries))
+    if as_json:
+        echo_json(s)
+        return
+    click.echo(f"pulled {s['documents']} documents ({s['bytes']:,} bytes), {s['tier1']} tier1 entries, "
+               f"{s['libraries']} libraries; {s['forgotten']} forgotten by the team removed"
+               + ("" if s["complete"] else "; budget reached, run again for more"))
+
+
+@team.command("status")
+@click.option("--offline", is_flag=True, help="Do not contact the server.")
+@click.option("--json", "as_json", is_flag=True)
+def team_status(offline, as_json):
+    """Configuration (password masked), back-off, last push and pull, and the server's answer."""
+    from memhooks.cli._common import echo_json, open_store
+    from memhooks.team.settings import team_url
+    from memhooks.team.status import local_status, probe
+
+    conn = open_store(ingest=False)
+    try:
+        info = local_status(conn)
+    finally:
+        conn.close()
+    if info["configured"] and not offline:
+        info["server"] = probe(team_url())
+    if as_json:
+        echo_json(info)
+        return
+    if not info["configured"]:
+        click.echo("team store: not configured (set MEMHOOKS_TEAM_URL or run `memhooks team connect URL`)")
+        return
+    click.echo(f"team store: {info['url']} (from {info['source']})")
+    click.echo(f"member id: {info['member_id'] or '(not pushed yet)'}")
+    srv = info.get("server")
+    if srv:
+        if srv.get("error"):
+            click.echo(f"server: {srv['error']}")
+        else:
+            click.echo(f"server: PostgreSQL {srv['server_version']}, {srv['schema']}, {srv['ms']} ms, "
+                       + ("writable" if srv.get("writable") else "read-only" if srv.get("writable") is False
+                          else "writes not checked"))
+            if srv.get("team"):
+                t = srv["team"]
+                click.echo(f"team: {t['documents']} documents, {t['libraries']} libraries, {t['members']} members")
+    loc = info["local"]
+    click.echo(f"local: {loc['documents']} documents, {loc['pushed']} pushed, {loc['forgotten']} forgotten"
+               f" ({loc['forgets_pending']} not yet sent)")
+    for op in ("push", "pull"):
+        if op in info["backoff"]:
+            b = info["backoff"][op]
+            click.echo(f"{op}: backing off until {b['until']} after {b['failures']} failure(s): {b['reason']}")
+        last = info["last"].get(op)
+        if last:
+            click.echo(f"last {op}: {last['at']}")
+    if info["exclude"]:
+        click.echo("excluded projects: " + ", ".join(info["exclude"]))
+
+
+@team.command("exclude")
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.option("--list", "list_only", is_flag=True, help="Show the exclusions.")
+def team_exclude(directory, list_only):
+    """Never push documents or tier1 entries captured in DIRECTORY (or below it)."""
+    from memhooks.team.settings import add_exclusion, exclusions
+
+    if directory and not list_only:
+        click.echo(f"excluded from the team store: {add_exclusion(directory)}")
+        return
+    for glob in exclusions():
+        click.echo(glob)
+
+
+@click.command("forget")
+@click.option("--document", "doc_ids", multiple=True, required=True, type=int, metavar="ID",
+              help="A document id (from search); repeat for several.")
+def forget_cmd(doc_ids):
+    """Delete documents from the local store and the team store, and never capture,
+    push or pull the same text again."""
+    from memhooks.cli._common import Fail, open_store
+    from memhooks.store.connect import transaction
+    from memhooks.store.projections import forget_document
+    from memhooks.team.settings import configured
+
+    conn = open_store(ingest=True)
+    try:
+        hashes = []
+        with transaction(conn):
+            for doc_id in doc_ids:
+                digest = forget_document(conn, doc_id)
+                if digest is None:
+                    raise Fail(f"no document with id {doc_id}")
+                hashes.append(digest)
+        click.echo(f"forgot {len(hashes)} document(s) locally")
+        if configured():
+            from memhooks.team.push import push_forgets
+            from memhooks.team.runner import run
+            from memhooks.team.store import TeamError
+
+            try:
+                run("push", conn, lambda c, pg: {"forgotten": push_forgets(c, pg)}, respect_backoff=False)
+                click.echo("removed from the team store")
+            except TeamError as exc:
+                click.echo(f"team store not updated yet ({exc}); the next push sends it", err=True)
+    finally:
+        conn.close()

@@ -1,0 +1,279 @@
+"""Running a team operation: the URL, the connection, back-off bookkeeping in the local
+store, and the detached background process (`spawn`, standard library only)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+OPS = ("push", "pull")
+
+
+def _library_base(library_id: str | None) -> str | None:
+    """`/Org/Repo[/version]` -> `/org/repo` (the key documents are pulled by)."""
+    lid = (library_id or "").strip().rstrip("/")
+    if not lid.startswith("/"):
+        return None
+    parts = [p for p in lid.split("/") if p]
+    if len(parts) < 2:
+        return None
+    return f"/{parts[0]}/{parts[1].split('@', 1)[0]}".lower()
+
+
+def blocked(conn, op: str, now: float | None = None) -> tuple[float, str] | None:
+    from memhooks.store.team_local import backoff_until
+
+    return backoff_until(conn, op, now)
+
+
+def fail(conn, op: str, err) -> None:
+    """Remember a failure: an unreachable or slow server backs off both push and pull; a
+    read-only one only push."""
+    from memhooks.store.connect import transaction
+    from memhooks.store.team_local import record_failure
+
+    ops = ("push", "pull") if err.blocks_pull else (op,)
+    with transaction(conn):
+        record_failure(conn, ops, f"{err.kind}: {err}")
+
+
+def succeed(conn, op: str, summary: dict) -> None:
+    from memhooks.store.connect import transaction
+    from memhooks.store.team_local import record_success
+
+    with transaction(conn):
+        record_success(conn, op, summary)
+        if op == "push":
+            # Reaching the server clears an unreachable back-off for pulls too.
+            from memhooks.store.team_local import del_state, get_state
+
+            row = get_state(conn, "backoff.pull")
+            if row and row[0] and row[0].startswith(("unreachable", "slow")):
+                del_state(conn, "backoff.pull")
+
+
+def open_team(url: str):
+    """A connection with the schema in place."""
+    from memhooks.team.store import connect, ensure_schema
+
+    pg = connect(url)
+    try:
+        ensure_schema(pg)
+    except BaseException:
+        pg.close()
+        raise
+    return pg
+
+
+def run(op: str, conn, fn, *, url: str | None = None, respect_backoff: bool = True, **kwargs) -> dict:
+    """Run `fn(conn, pg, **kwargs)` for `op`; failures are classified, recorded (back-off)
+    and re-raised as TeamError. Returns fn's summary dict."""
+    from memhooks.team.settings import team_url
+    from memhooks.team.store import TeamError, classify
+
+    url = url or team_url()
+    if not url:
+        raise TeamError("not-configured", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect URL`)")
+    if respect_backoff:
+        hold = blocked(conn, op)
+        if hold:
+            raise TeamError("backing-off", f"backing off until {time.strftime('%H:%M:%S', time.localtime(hold[0]))} after: {hold[1]}")
+    try:
+        pg = open_team(url)
+        try:
+            summary = fn(conn, pg, **kwargs)
+        finally:
+            try:
+                pg.close()
+            except Exception:  # noqa: BLE001
+                pass
+    except Exception as exc:  # noqa: BLE001
+        err = classify(exc, url)
+        if err.kind not in ("not-configured",):
+            try:
+                fail(conn, op, err)
+            except Exception:  # noqa: BLE001
+                pass
+        raise err from None
+    succeed(conn, op, summary)
+    return summary
+
+
+# ----------------------------------------------------------------------------- background
+
+HARD_DEADLINE_S = 120.0  # a background run that has not finished by then exits
+
+
+def spawn(op: str, db: str, project: str | None = None) -> bool:
+    """Start a detached `push` or `pull` (stdio to /dev/null, new session). Standard library
+    only; never raises; does nothing when no team store is configured or it is backing off."""
+    try:
+        from memhooks.team.settings import configured
+
+        if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1" or not configured(db):
+            return False
+        python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
+        src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        code = (f"import sys; sys.path.insert(0, {src!r}); from memhooks.team.runner import background;"
+                " sys.exit(background(sys.argv[1:]))")
+        env = dict(os.environ, MEMHOOKS_DB=db)
+        if project:
+            env["CLAUDE_PROJECT_DIR"] = project
+        null = os.devnull
+        os.posix_spawn(python, [python, "-c", code, op], env,
+                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
+                       setsid=True)
+        return True
+    except Exception:  # noqa: BLE001
+        from memhooks.log import log_exception
+
+        log_exception(f"spawn team {op}")
+        return False
+
+
+def _watchdog(seconds: float) -> None:
+    import threading
+
+    def die():
+        os._exit(0)
+
+    timer = threading.Timer(seconds, die)
+    timer.daemon = True
+    timer.start()
+
+
+def background(args: list[str]) -> int:
+    """The detached process: `push` or `pull` (for CLAUDE_PROJECT_DIR), once, quietly."""
+    op = args[0] if args else ""
+    try:
+        _watchdog(HARD_DEADLINE_S)
+        if op == "push":
+            return background_push()
+        if op == "pull":
+            from memhooks.config import db_path, project_dir
+            from memhooks.store.connect import connect
+
+            conn = connect(db_path())
+            try:
+                if blocked(conn, "pull"):
+                    return 0
+                from memhooks.team.pull import pull
+
+                run("pull", conn, pull, project=project_dir())
+            finally:
+                conn.close()
+    except BaseException as exc:  # noqa: BLE001 - a background run is silent; failures are in the store
+        from memhooks.team.store import TeamError
+
+        if not isinstance(exc, TeamError):
+            from memhooks.log import log_exception
+
+            log_exception(f"team {op}")
+    return 0
+
+
+def after_ingest(db: str, background: bool) -> None:
+    """Called by the ingester. A detached ingester pushes itself; one a reader is waiting
+    for (lc-cache-lookup on pending events) hands the push to a detached process."""
+    from memhooks.team.settings import configured
+
+    if not configured(db):
+        return
+    if background:
+        _watchdog(HARD_DEADLINE_S)  # ingestion is done: a server that hangs cannot keep us
+        background_push(db)
+        maybe_pull(db)
+    else:
+        spawn("push", db)
+
+
+PULL_INTERVAL_S = 3600.0
+
+
+def maybe_pull(db: str) -> None:
+    """A session whose lockfiles never change never warms, so never pulls: the detached
+    ingester pulls for its project (CLAUDE_PROJECT_DIR) when that project has not pulled for
+    MEMHOOKS_TEAM_PULL_INTERVAL_S (default an hour). Never raises."""
+    try:
+        from memhooks.config import _env_num, project_dir
+
+        project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip() and project_dir()
+        if not project or not os.path.isdir(project):
+            return
+        from memhooks.store.connect import connect, transaction
+        from memhooks.store.team_local import get_state, set_state
+
+        key = f"pull.at:{project}"
+        conn = connect(db)
+        try:
+            row = get_state(conn, key)
+            if (row and row[1] and time.time() - row[1] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
+                    or blocked(conn, "pull"):
+                return
+            with transaction(conn):
+                set_state(conn, key, None, until=time.time())  # one attempt per interval, even a failed one
+            from memhooks.team.pull import pull
+
+            run("pull", conn, pull, project=project)
+        finally:
+            conn.close()
+    except BaseException as exc:  # noqa: BLE001
+        from memhooks.team.store import TeamError
+
+        if not isinstance(exc, TeamError):
+            from memhooks.log import log_exception
+
+            log_exception("team pull")
+
+
+def background_push(db: str | None = None) -> int:
+    """Push after an ingest, when configured and not backing off; one pusher at a time
+    (others leave: the running one looks again before it exits). Never raises."""
+    try:
+        import fcntl
+
+        from memhooks.config import db_path
+        from memhooks.team.settings import configured
+
+        db = db or db_path()
+        if not configured(db):
+            return 0
+        fd = os.open(db + ".team.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return 0
+            from memhooks.store.connect import connect
+            from memhooks.store.team_local import has_unpushed, pending_forgets
+
+            conn = connect(db)
+            try:
+                if blocked(conn, "push") or not (has_unpushed(conn) or pending_forgets(conn)
+                                                 or _other_work(conn)):
+                    return 0
+                from memhooks.team.push import push
+
+                run("push", conn, push)
+            finally:
+                conn.close()
+        finally:
+            os.close(fd)
+    except BaseException as exc:  # noqa: BLE001
+        from memhooks.team.store import TeamError
+
+        if not isinstance(exc, TeamError):
+            from memhooks.log import log_exception
+
+            log_exception("team push")
+    return 0
+
+
+def _other_work(conn) -> bool:
+    from memhooks.store.team_local import get_mark, libraries_after, tier1_after
+
+    return bool(libraries_after(conn, get_mark(conn, "push.libraries"), 1)
+                or tier1_after(conn, get_mark(conn, "push.tier1"), 1))

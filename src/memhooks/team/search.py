@@ -1,0 +1,181 @@
+"""`memhooks search --team` and the MCP `scope: "team"`: full-text search on the team
+database (a generated tsvector with a GIN index, `websearch_to_tsquery`, ts_rank with
+titles weighted above bodies), rendered like local results: same citations, same fence.
+
+Hits are brought into the local store (through the projection functions, within a byte
+budget) so their ids work with `show` / get_document and the next search is local; each
+counts one local access, which a later push adds to the team's counts.
+"""
+
+from __future__ import annotations
+
+import time
+
+RANK_WINDOW = 500       # ts_rank scores at most the newest this-many matches
+IMPORT_MAX_BYTES = 16 * 1024 * 1024
+SNIPPET_SOURCE_CHARS = 20_000
+HEADLINE = ("MaxFragments=2, MinWords=8, MaxWords=28, StartSel=\"\", StopSel=\"\","
+            " FragmentDelimiter=\" … \"")
+
+
+def _query_text(query) -> str:
+    """Any text as websearch_to_tsquery input, split into words the way the documents were
+    indexed (punctuation is a separator) while keeping its syntax: "quoted phrases", a
+    leading `-` (not), and `or`."""
+    from memhooks.recall import search as local
+
+    if not isinstance(query, str):
+        query = "" if query is None else str(query)
+    query = local.clean_text(query).replace("\x00", " ")[:2000]
+    out = []
+    for token in query.split():
+        neg = token.startswith("-") and len(token) > 1
+        body = token[1:] if neg else token
+        words = "".join(c if c.isalnum() or c == '"' else " " for c in body).split()
+        if not words:
+            continue
+        out.append(("-" if neg and len(words) == 1 else "") + " ".join(words))
+    return " ".join(out)
+
+
+def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
+                import_hits: bool = True, now: float | None = None) -> list[dict]:
+    """Ranked team documents as result dicts in the local result shape (see
+    memhooks.recall.search). The id is the local id of the imported copy."""
+    from memhooks.recall import search as local
+
+    try:
+        limit = max(1, min(int(limit), local.MAX_LIMIT))
+    except (TypeError, ValueError):
+        limit = 10
+    text = _query_text(query)
+    if not text.strip():
+        return []
+    # The tsquery is written inline (not in a CTE) so the planner sees its value: for a
+    # common word it walks the primary key backwards and stops after RANK_WINDOW matches.
+    tsq = "websearch_to_tsquery('english', %(q)s)"
+    with pg.transaction():
+        rows = pg.execute(
+            "SELECT r.id, r.content_hash, r.title, r.source, r.source_tool, r.type, r.url, r.library_id,"
+            " r.topic, r.version, r.created_at, r.last_seen, r.bytes, r.metadata, r.rank,"
+            " CASE WHEN r.bytes <= %(whole)s THEN r.content"
+            f"  ELSE ts_headline('english', left(r.content, %(chars)s), {tsq}, %(opts)s) END,"
+            " (SELECT count(*) FROM document_members m WHERE m.content_hash = r.content_hash AND m.captured),"
+            " (SELECT coalesce(sum(m.access_count), 0) FROM document_members m"
+            "   WHERE m.content_hash = r.content_hash)"
+            f" FROM (SELECT d.*, ts_rank(d.search, {tsq}) AS rank FROM documents d"
+            f"  WHERE d.id IN (SELECT id FROM documents WHERE search @@ {tsq}"
+            "   ORDER BY id DESC LIMIT %(window)s)"
+            "  ORDER BY rank DESC, d.id DESC LIMIT %(limit)s) r"
+            " ORDER BY r.rank DESC, r.id DESC",
+            {"q": text, "window": RANK_WINDOW, "limit": limit, "chars": SNIPPET_SOURCE_CHARS,
+             "opts": HEADLINE, "whole": local.WHOLE_DOC_CHARS},
+            prepare=False).fetchall()  # a prepared (generic) plan cannot see the words: never reuse one
+    if not rows:
+        return []
+    local_ids = _import(conn, pg, rows, project) if import_hits else {}
+    results = []
+    stamp = int(time.time() if now is None else now)
+    for (tid, digest, title, source, tool, dtype, url, lid, topic, version, created, seen, size,
+         meta, rank, headline, members, accesses) in rows:
+        doc = {"id": local_ids.get(digest) or f"team:{tid}", "title": title, "source": source,
+               "source_tool": tool, "type": dtype, "url": url, "library_id": lid, "topic": topic,
+               "version": version, "metadata": meta, "bytes": size,
+               "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created or 0)),
+               "access_count": int(accesses or 0) + (1 if digest in local_ids else 0),
+               "last_accessed_epoch": stamp if digest in local_ids else None}
+        out = local._public(doc, set())
+        out["snippet"] = headline or ""
+        out["score"] = round(float(rank or 0), 4)
+        out["match"] = "team"
+        out["team"] = {"id": tid, "captured_by": int(members or 0), "last_seen": seen}
+        results.append(out)
+    return results
+
+
+def _import(conn, pg, rows, project) -> dict[str, int]:
+    """Bring the hits into the local store; returns content_hash -> local id."""
+    from memhooks.store import team_local as tl
+    from memhooks.store.connect import transaction
+    from memhooks.store.projections import touch_documents, upsert_document
+
+    hashes = [r[1] for r in rows]
+    members = {r[1]: r[16] for r in rows}
+    forgotten = tl.forgotten_among(conn, hashes)
+    have = {h: tl.document_id_by_hash(conn, h) for h in tl.local_hashes(conn, hashes)}
+    need, total = [], 0
+    for r in rows:
+        if r[1] in have or r[1] in forgotten:
+            continue
+        if total + (r[12] or 0) > IMPORT_MAX_BYTES:
+            break
+        need.append(r[0])
+        total += r[12] or 0
+    fetched = []
+    if need:
+        with pg.transaction():
+            fetched = pg.execute(
+                "SELECT content_hash, source, source_tool, title, content, type, metadata, url,"
+                " library_id, topic, version FROM documents WHERE id = ANY(%s)", (need,)).fetchall()
+    from memhooks.team.pull import _with_team
+
+    with transaction(conn):
+        for digest, source, tool, title, content, dtype, meta, url, lid, topic, version in fetched:
+            doc_id, _ = upsert_document(conn, project=project or "", source=source or "",
+                                        source_tool=tool or "web", content=content, title=title,
+                                        type=dtype, url=url, library_id=lid, topic=topic,
+                                        version=version, metadata=_with_team(meta, members.get(digest, 0)),
+                                        tool="team-search")
+            if doc_id is not None:
+                have[digest] = doc_id
+        ids = [i for i in have.values() if i is not None]
+        touch_documents(conn, ids)
+    return {h: i for h, i in have.items() if i is not None}
+
+
+def _search(conn, query, limit):
+    from memhooks.config import project_dir
+    from memhooks.team.runner import open_team
+    from memhooks.team.settings import team_url
+    from memhooks.team.store import TeamError, classify
+
+    url = team_url()
+    if not url:
+        raise TeamError("not-configured", "no team store configured (MEMHOOKS_TEAM_URL or "
+                        "`memhooks team connect URL`)")
+    try:
+        pg = open_team(url)
+        try:
+            return search_team(conn, pg, query, limit, project=project_dir())
+        finally:
+            pg.close()
+    except Exception as exc:  # noqa: BLE001
+        raise classify(exc, url) from None
+
+
+def cli_search(conn, query, limit):
+    """For `memhooks search --team`: results, or a one-line failure."""
+    from memhooks.cli._common import Fail
+    from memhooks.team.store import TeamError
+
+    try:
+        return _search(conn, query, limit)
+    except TeamError as exc:
+        raise Fail(f"team search: {exc}") from None
+
+
+def tool_search_team(query, limit) -> tuple[str, bool]:
+    """For the MCP tool's scope "team": (markdown, is_error)."""
+    from memhooks.ingest.pipeline import open_reader
+    from memhooks.recall import search as local
+    from memhooks.team.store import TeamError
+
+    conn = open_reader()
+    try:
+        results = _search(conn, query, limit)
+    except TeamError as exc:
+        return f"The team store cannot be searched: {exc}. Search the local cache (scope \"local\") instead.", True
+    finally:
+        conn.close()
+    text = local.results_markdown(query, results)
+    return (("From the team store (documents any team member captured).\n" + text) if results else text), False

@@ -1,0 +1,111 @@
+"""`memhooks team status` and the doctor's team check: configuration (password masked),
+back-off, last push and pull, and (when asked) whether the server answers and accepts
+writes."""
+
+from __future__ import annotations
+
+import json
+import time
+
+
+def _when(epoch) -> str | None:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else None
+
+
+def local_status(conn, db: str | None = None) -> dict:
+    from memhooks.store import team_local as tl
+    from memhooks.team.settings import exclusions, masked, team_url, url_source
+
+    url = team_url(db)
+    rows = tl.status_rows(conn)
+    now = time.time()
+    out = {"configured": bool(url), "url": masked(url) if url else None, "source": url_source(db),
+           "member_id": (rows.get("member_id") or {}).get("value"),
+           "team_id": (rows.get("team_id") or {}).get("value"),
+           "exclude": exclusions(db), "local": tl.counts(conn), "backoff": {}, "last": {}}
+    for op in ("push", "pull"):
+        b = rows.get(f"backoff.{op}")
+        if b and b["until"] and b["until"] > now:
+            out["backoff"][op] = {"reason": b["value"], "until": _when(b["until"]),
+                                  "failures": b["failures"]}
+        last = rows.get(f"last.{op}")
+        if last:
+            try:
+                summary = json.loads(last["value"] or "{}")
+            except ValueError:
+                summary = {}
+            out["last"][op] = {"at": _when(last["until"]), **summary}
+    return out
+
+
+def probe(url: str) -> dict:
+    """Connect, read the schema and the server version, and try a write that is rolled back."""
+    from memhooks.team.store import MIGRATIONS, applied_migrations, classify, connect
+
+    started = time.monotonic()
+    try:
+        pg = connect(url)
+    except Exception as exc:  # noqa: BLE001
+        err = classify(exc, url)
+        return {"reachable": False, "kind": err.kind, "error": str(err)}
+    try:
+        version = pg.execute("SHOW server_version").fetchone()[0]
+        applied = applied_migrations(pg)
+        out = {"reachable": True, "server_version": version, "ms": round((time.monotonic() - started) * 1000),
+               "schema": f"{len(applied)}/{len(MIGRATIONS)} migrations", "writable": None}
+        if len(applied) >= len(MIGRATIONS):
+            try:
+                with pg.transaction(force_rollback=True):
+                    pg.execute("INSERT INTO members (member_id, first_seen) VALUES ('memhooks-probe', 0)"
+                               " ON CONFLICT (member_id) DO NOTHING")
+                out["writable"] = True
+            except Exception as exc:  # noqa: BLE001
+                err = classify(exc, url)
+                out["writable"] = False
+                out["write_error"] = str(err)
+            with pg.transaction():
+                row = pg.execute("SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM members),"
+                                 " (SELECT count(*) FROM libraries)").fetchone()
+            out["team"] = {"documents": row[0], "members": row[1], "libraries": row[2]}
+        return out
+    except Exception as exc:  # noqa: BLE001
+        err = classify(exc, url)
+        return {"reachable": True, "kind": err.kind, "error": str(err)}
+    finally:
+        try:
+            pg.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[str, str]:
+    """(status, detail) for `memhooks doctor`: skip when no team store is configured."""
+    from memhooks.team.settings import team_url
+
+    info = local_status(conn, db)
+    if not info["configured"]:
+        return "skip", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect`)"
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "fail", f"{info['url']}: psycopg is not installed (pip install 'memhooks[team]')"
+    parts = [info["url"]]
+    status = "ok"
+    for op, b in info["backoff"].items():
+        status = "warn"
+        parts.append(f"{op} backing off until {b['until']} ({b['reason']})")
+    if network:
+        p = probe(team_url(db))
+        if not p["reachable"] or p.get("error"):
+            return "warn", "; ".join(parts + [p.get("error", "unreachable")])
+        parts.append(f"PostgreSQL {p['server_version']}, {p['schema']}, {p['ms']} ms")
+        if p.get("writable") is False:
+            status = "warn"
+            parts.append("read-only: pushes are off (pulls and team search still work)")
+        if p.get("team"):
+            parts.append(f"{p['team']['documents']} team documents, {p['team']['members']} members")
+    for op in ("push", "pull"):
+        last = info["last"].get(op)
+        if last:
+            parts.append(f"last {op} {last['at']}")
+    return status, "; ".join(parts)
