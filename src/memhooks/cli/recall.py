@@ -14,11 +14,12 @@ def register(main: click.Group) -> None:
         main.add_command(cmd)
 
 
-def _store(as_json: bool = False, json_extra: dict | None = None):
-    """Open the store for reading; without one, say so and exit (nothing is created)."""
+def _store(as_json: bool = False, json_extra: dict | None = None, *, create: bool = False):
+    """Open the store for reading; without one, say so and exit (nothing is created), unless
+    `create` (a team search keeps its hits locally)."""
     from memhooks.cli._common import no_store, open_store, store_exists
 
-    if not store_exists():
+    if not create and not store_exists():
         no_store(as_json, json_extra)
     return open_store(ingest=True)
 
@@ -36,7 +37,7 @@ def search_cmd(query, limit, as_json, team):
     from memhooks.recall import search
     from memhooks.cli._common import echo_json
 
-    conn = _store(as_json, {"query": query, "count": 0, "results": []})
+    conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
     try:
         if team:
             from memhooks.team.search import cli_search
