@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import platformdirs
 
-from memhooks import config, log
+from memhooks import config, files, log
 from memhooks.store import connect as store_mod
 from memhooks.store.migrations import MIGRATIONS
 
@@ -43,7 +43,7 @@ def test_migrations_run_once_and_are_recorded(store):
 
 
 def test_log_rotates_and_is_private(store, monkeypatch):
-    monkeypatch.setattr(log, "MAX_LOG_BYTES", 1000)
+    monkeypatch.setattr(files, "MAX_LOG_BYTES", 1000)  # the writer moved to memhooks.files
     for i in range(100):
         log.log_error(f"line {i} " + "x" * 50)
     path = config.log_path()

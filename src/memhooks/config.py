@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sys
 
-APP = "memhooks"
+from memhooks.files import APP, LOG_NAME
+
+#: the package's stdlib-only entry script, run by detached children (ingest, warm)
+ENTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_entry.py")
+
 DB_NAME = "memhooks.db"
-LOG_NAME = "memhooks.log"
 
 MiB = 1024 * 1024
 
@@ -55,9 +58,9 @@ def _refused(name: str, raw: str) -> None:
     if name in _REFUSED:
         return
     _REFUSED.add(name)  # also guards the log, which asks for db_path() itself
-    from memhooks.log import log_error
+    from memhooks.files import write_log_line
 
-    log_error(f"{name}={raw!r} is not an absolute path: ignored, using the default location")
+    write_log_line(log_path(), f"{name}={raw!r} is not an absolute path: ignored, using the default location")
 
 
 def db_path() -> str:
@@ -91,40 +94,6 @@ def store_exists(db: str | None = None) -> bool:
     wrote before any ingest. Read commands open (and so create) a store only then."""
     db = db or db_path()
     return os.path.isfile(db) or os.path.isfile(journal_path(db))
-
-
-def make_private_dirs(folder: str) -> None:
-    """Create `folder` and its missing parents 0700 whatever the umask (os.makedirs gives
-    intermediate folders the umask's default)."""
-    missing = []
-    cur = os.path.abspath(folder)
-    while cur and not os.path.isdir(cur):
-        missing.append(cur)
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            break
-        cur = parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            if not os.path.isdir(path):
-                raise
-            continue
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
-
-
-def fallback_dirs() -> list[str]:
-    """Per-user folders for a spool and a log when the store's folder is unwritable:
-    `$XDG_STATE_HOME/memhooks` (default `~/.local/state/memhooks`), then a 0700 folder
-    under the system temp dir."""
-    state = os.path.expanduser(os.environ.get("XDG_STATE_HOME", "").strip())
-    if not state or not os.path.isabs(state):
-        state = os.path.join(os.path.expanduser("~"), ".local", "state")
-    import tempfile
-
-    uid = os.geteuid() if hasattr(os, "geteuid") else 0
-    return [os.path.join(state, APP), os.path.join(tempfile.gettempdir(), f"{APP}-{uid}")]
 
 
 def log_path(db: str | None = None) -> str:
@@ -180,8 +149,9 @@ def offline() -> bool:
     return os.environ.get("MEMHOOKS_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def top_n() -> int:
-    return max(1, int(_env_num("MEMHOOKS_TOP_N", 20, int)))
+def top_n(value: int | None = None) -> int:
+    """How many libraries a warm resolves: `value`, else MEMHOOKS_TOP_N (default 20); at least 1."""
+    return max(1, int(_env_num("MEMHOOKS_TOP_N", 20, int) if value is None else value))
 
 
 def warm_budget_s() -> float:

@@ -6,59 +6,16 @@ Hooks never print tracebacks: they write them here. The log rotates at 1 MiB
 
 from __future__ import annotations
 
-import os
-import time
-
-MAX_LOG_BYTES = 1024 * 1024
-
-
-def _path() -> str:
-    from memhooks.config import log_path
-
-    return log_path()
-
-
-def _write(path: str, data: bytes) -> None:
-    folder = os.path.dirname(path)
-    if folder and not os.path.isdir(folder):
-        from memhooks.config import make_private_dirs
-
-        make_private_dirs(folder)
-    try:
-        if os.path.getsize(path) > MAX_LOG_BYTES:
-            os.replace(path, path + ".1")
-    except OSError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+from memhooks.files import write_log_line
 
 
 def log_error(message: str) -> None:
     """Append one line beside the DB, or in a fallback folder when that folder is
     unwritable (the same folders as the spool's); never raises."""
     try:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        line = f"{stamp} pid={os.getpid()} {message}".replace("\x00", "")
-        if not line.endswith("\n"):
-            line += "\n"
-        data = line.encode("utf-8", "replace")
-        path = _path()
-        try:
-            _write(path, data)
-            return
-        except OSError:
-            pass
-        from memhooks.config import LOG_NAME, fallback_dirs
+        from memhooks.config import log_path
 
-        for folder in fallback_dirs():
-            try:
-                _write(os.path.join(folder, LOG_NAME), data)
-                return
-            except OSError:
-                continue
+        write_log_line(log_path(), message)
     except Exception:  # noqa: BLE001 - the log must never break a hook
         pass
 

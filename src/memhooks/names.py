@@ -217,3 +217,13 @@ def checked_library_id(library_id) -> str | None:
         lid = lid[:-1]
     return lid if valid_library_id(lid) else None
 
+
+def library_base(library_id: str | None) -> str | None:
+    """`/Org/Repo[/version]` -> `/org/repo` (the key documents are pulled by)."""
+    lid = (library_id or "").strip().rstrip("/")
+    if not lid.startswith("/"):
+        return None
+    parts = [p for p in lid.split("/") if p]
+    if len(parts) < 2:
+        return None
+    return f"/{parts[0]}/{parts[1].split('@', 1)[0]}".lower()

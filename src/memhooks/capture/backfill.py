@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from memhooks.recall.queries import journal_readable
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
 
 BATCH_CALLS = 200
@@ -93,7 +94,7 @@ class _Known:
             if self.conn is None:
                 got = set()
             else:
-                from memhooks.capture.journal import tool_use_ids
+                from memhooks.recall.queries import tool_use_ids
 
                 got = tool_use_ids(self.conn, session)
             self.sessions[session] = got
@@ -135,7 +136,7 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
 
             try:
                 conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-                conn.execute("SELECT 1 FROM events LIMIT 1")
+                journal_readable(conn)
             except sqlite3.Error:
                 conn = None
     else:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 
-ENTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_entry.py")
 
 
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
@@ -80,6 +79,8 @@ def spawn_ingest(db: str) -> bool:
             return False  # a running ingester re-checks for pending events before it exits
         finally:
             os.close(fd)
+        from memhooks.config import ENTRY
+
         python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
         env = dict(os.environ)
         env["MEMHOOKS_DB"] = db
@@ -189,6 +190,8 @@ def _warm_output(db: str, project: str) -> str | None:
     # This interpreter with its site (an install's python under -I -S lacks site-packages).
     python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
     import subprocess
+
+    from memhooks.config import ENTRY
 
     env = dict(os.environ, MEMHOOKS_DB=db, CLAUDE_PROJECT_DIR=project)
     try:

@@ -6,13 +6,11 @@ import os
 
 
 def _has_pending(db: str) -> bool:
-    from memhooks.store.connect import connect
+    from memhooks.recall.queries import has_pending
+    from memhooks.store.connect import closing, connect
 
-    conn = connect(db)
-    try:
-        return conn.execute("SELECT 1 FROM events WHERE state = 'pending' LIMIT 1").fetchone() is not None
-    finally:
-        conn.close()
+    with closing(connect(db)) as conn:
+        return has_pending(conn)
 
 
 def _ingest_once(db: str, ingest_pending, connect) -> None:
@@ -22,11 +20,10 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
 
     for attempt in (1, 2):
         try:
-            conn = connect(db)
-            try:
+            from memhooks.store.connect import closing
+
+            with closing(connect(db)) as conn:
                 ingest_pending(conn, db)
-            finally:
-                conn.close()
             return
         except sqlite3.DatabaseError as exc:
             from memhooks.store import health

@@ -23,6 +23,7 @@ SPOOL_DIR = "spool"
 FAILED_DIR = "failed"
 TOOL_HOOKS = ("PostToolUse", "PostToolUseFailure")
 METADATA_ONLY = "not a captured tool (metadata only)"
+CACHE_WRITE_EVENT = "CacheWrite"  # hook_event_name of an lc-cache-write, journaled like a hook
 _SCAN_NAME_BYTES = 512
 
 
@@ -151,6 +152,52 @@ def append(conn, payload: str, *, size: int, project: str | None, error: str | N
     return cur.lastrowid
 
 
+def mark_done(conn, event_id: int, now: float) -> None:
+    """An event applied at once by its writer (an lc-cache-write)."""
+    conn.execute("UPDATE events SET state = 'done', processed_at = ? WHERE id = ?", (now, event_id))
+
+
+def claim(conn, event_id: int, *, state: str, error: str | None, now: float, columns: dict,
+          payload: str | None) -> bool:
+    """Settle a pending event (done, skipped or failed) with the columns its parsed payload
+    fills and, when given, its rewritten payload. False when another ingester took it."""
+    from memhooks.sqltext import storable, storable_path
+
+    cur = conn.execute(
+        "UPDATE events SET state = ?, error = ?, processed_at = ?,"
+        " hook_event_name = coalesce(?, hook_event_name), session_id = ?, tool_name = ?,"
+        " tool_use_id = ?, cwd = ?, project = coalesce(nullif(?, ''), project),"
+        " payload = coalesce(?, payload)"
+        " WHERE id = ? AND state = 'pending'",
+        (state, storable(error), now, columns.get("hook_event_name"),
+         columns.get("session_id"), columns.get("tool_name"), columns.get("tool_use_id"),
+         storable_path(columns.get("cwd")), columns.get("project"), payload, event_id),
+    )
+    return cur.rowcount > 0
+
+
+def fail_pending(conn, event_id: int, error: str, now: float) -> bool:
+    """Mark a still-pending event failed with its reason; False when it was not pending."""
+    cur = conn.execute("UPDATE events SET state = 'failed', error = ?, processed_at = ?"
+                       " WHERE id = ? AND state = 'pending'", (error, now, event_id))
+    return cur.rowcount > 0
+
+
+def mark_failed(conn, event_id: int, error: str) -> None:
+    """Mark an event just claimed failed after all (its projection raised)."""
+    conn.execute("UPDATE events SET state = 'failed', error = ? WHERE id = ?", (error, event_id))
+
+
+def requeue_derived(conn) -> None:
+    """Put every event the projections derive from back to pending (reindex): done and
+    skipped ones, and failed ones that are not stubs of an oversized payload."""
+    conn.execute(
+        "UPDATE events SET state = 'pending', error = NULL, processed_at = NULL"
+        " WHERE state IN ('done', 'skipped') OR (state = 'failed' AND payload NOT LIKE"
+        " '{\"memhooks_stub\": true%')"
+    )
+
+
 def spool_dir(db: str) -> str:
     return os.path.join(os.path.dirname(db), SPOOL_DIR)
 
@@ -158,7 +205,7 @@ def spool_dir(db: str) -> str:
 def _private_dir(path: str) -> str | None:
     """`path` created 0700 (parents too), ours and not a symlink; else None."""
     try:
-        from memhooks.config import make_private_dirs
+        from memhooks.files import make_private_dirs
 
         make_private_dirs(path)
         st = os.lstat(path)
@@ -174,7 +221,7 @@ def _private_dir(path: str) -> str | None:
 
 
 def _spool_dirs(db: str) -> list[str]:
-    from memhooks.config import fallback_dirs
+    from memhooks.files import fallback_dirs
 
     return [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]
 
@@ -280,12 +327,3 @@ def drain_spool(conn, db: str) -> int:
                 pass
             moved += 1
     return moved
-
-
-def tool_use_ids(conn, session_id: str) -> set:
-    """The tool_use ids journaled for one session, whatever their state (ingestion fills
-    the session and tool_use columns from the payload). Used to import a transcript's
-    tool calls once, and not the ones a live hook already journaled."""
-    return {r[0] for r in conn.execute(
-        "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
-        (session_id,))}

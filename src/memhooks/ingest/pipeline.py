@@ -13,9 +13,14 @@ import time
 from dataclasses import dataclass, field
 
 from memhooks import config
-from memhooks.recall.lc_cache import CACHE_WRITE_EVENT, apply_write
+from memhooks.capture import journal
+from memhooks.capture.journal import CACHE_WRITE_EVENT
+from memhooks.recall.queries import main_file, pending_events
 from memhooks.store.projections import (
     add_capture,
+    apply_cache_write,
+    clear_derived,
+    restore_access,
     upsert_document,
     upsert_library,
     upsert_tier1,
@@ -140,7 +145,7 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
     session = cols.get("session_id")
     tool_name = cols.get("tool_name")
     if cols.get("hook_event_name") == CACHE_WRITE_EVENT:
-        apply_write(conn, event, event_id=p.event_id, project=project, now=now)
+        apply_cache_write(conn, event, event_id=p.event_id, project=project, now=now)
         return
     result = p.result
     # An imported event keeps its original time: its captures and new documents are dated
@@ -202,10 +207,8 @@ def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
                 raise
             reason = storable(f"write error: {type(exc).__name__}: {exc}"[:500])
             with transaction(conn):
-                cur = conn.execute(
-                    "UPDATE events SET state = 'failed', error = ?, processed_at = ?"
-                    " WHERE id = ? AND state = 'pending'", (reason, time.time(), p.event_id))
-            if cur.rowcount:
+                failed = journal.fail_pending(conn, p.event_id, reason, time.time())
+            if failed:
                 report.failed += 1
 
 
@@ -230,18 +233,8 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
     shadow = IngestReport()
     with transaction(conn):
         for p in batch:
-            cols = p.columns
-            cur = conn.execute(
-                "UPDATE events SET state = ?, error = ?, processed_at = ?,"
-                " hook_event_name = coalesce(?, hook_event_name), session_id = ?, tool_name = ?,"
-                " tool_use_id = ?, cwd = ?, project = coalesce(nullif(?, ''), project),"
-                " payload = coalesce(?, payload)"
-                " WHERE id = ? AND state = 'pending'",
-                (p.state, storable(p.error), now, cols.get("hook_event_name"),
-                 cols.get("session_id"), cols.get("tool_name"), cols.get("tool_use_id"),
-                 storable_path(cols.get("cwd")), cols.get("project"), p.payload, p.event_id),
-            )
-            if cur.rowcount == 0:
+            if not journal.claim(conn, p.event_id, state=p.state, error=p.error, now=now,
+                                 columns=p.columns, payload=p.payload):
                 continue  # another ingester took it
             if p.state == "done":
                 conn.execute("SAVEPOINT ev")
@@ -251,11 +244,9 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
                 except Exception as exc:  # noqa: BLE001 - fail this event, keep the batch
                     conn.execute("ROLLBACK TO ev")
                     conn.execute("RELEASE ev")
-                    conn.execute(
-                        "UPDATE events SET state = 'failed', error = ? WHERE id = ?",
-                        (storable(f"projection error: {type(exc).__name__}: {exc}"[:500]),
-                         p.event_id),
-                    )
+                    journal.mark_failed(
+                        conn, p.event_id,
+                        storable(f"projection error: {type(exc).__name__}: {exc}"[:500]))
                     p.state = "failed"
             counts[p.state] = counts.get(p.state, 0) + 1
             if p.error and p.state == "skipped":
@@ -275,35 +266,28 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
 
     report = IngestReport()
     if db is None:
-        db = conn.execute("PRAGMA database_list").fetchone()[2]
+        db = main_file(conn)
     if db:
         report.spooled = drain_spool(conn, db)
     last_id = 0
     seen = 0
     while max_events is None or seen < max_events:
-        rows = conn.execute(
-            "SELECT id, payload, project FROM events WHERE state = 'pending' AND id > ?"
-            " ORDER BY id LIMIT ?",
-            (last_id, BATCH),
-        ).fetchall()
+        rows = pending_events(conn, last_id, BATCH)
         if not rows:
             break
-        last_id = rows[-1][0]
+        last_id = rows[-1]["id"]
         seen += len(rows)
         # Keep each write transaction short (hooks wait on it): split by payload size.
         chunk, size = [], 0
         for r in rows:
-            chunk.append(parse_event(r[0], r[1], r[2]))
-            size += len(r[1])
+            chunk.append(parse_event(r["id"], r["payload"], r["project"]))
+            size += len(r["payload"])
             if size >= BATCH_BYTES:
                 _commit_isolated(conn, chunk, report)
                 chunk, size = [], 0
         if chunk:
             _commit_isolated(conn, chunk, report)
     return report
-
-
-PROJECTION_TABLES = ("tier2", "captures", "documents")
 
 
 def reindex(conn, db: str | None = None) -> IngestReport:
@@ -313,33 +297,14 @@ def reindex(conn, db: str | None = None) -> IngestReport:
     from captures or writes are derived from events, so they are dropped and
     re-derived. Warm results (Context7 API answers) are a network cache, not
     journal-derived, and are kept. Failed events stay failed; events over the
-    size cap were never complete.
+    size cap were never complete. Access counts (reader history) are kept by content.
     """
     with transaction(conn):
-        # Access counts are reader history, not journal-derived: keep them by content.
-        conn.execute("DROP TABLE IF EXISTS temp.kept_access")
-        conn.execute(
-            "CREATE TEMP TABLE kept_access AS SELECT content_hash, access_count,"
-            " last_accessed_epoch FROM documents WHERE access_count > 0"
-        )
-        for table in PROJECTION_TABLES:
-            conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-        conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
-        conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
-        conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
-        conn.execute(
-            "UPDATE events SET state = 'pending', error = NULL, processed_at = NULL"
-            " WHERE state IN ('done', 'skipped') OR (state = 'failed' AND payload NOT LIKE"
-            " '{\"memhooks_stub\": true%')"
-        )
+        clear_derived(conn)
+        journal.requeue_derived(conn)
     report = ingest_pending(conn, db)
     with transaction(conn):
-        conn.execute(
-            "UPDATE documents SET access_count = k.access_count,"
-            " last_accessed_epoch = k.last_accessed_epoch"
-            " FROM temp.kept_access AS k WHERE k.content_hash = documents.content_hash"
-        )
-        conn.execute("DROP TABLE temp.kept_access")
+        restore_access(conn)
     return report
 
 

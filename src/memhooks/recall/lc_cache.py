@@ -1,4 +1,4 @@
-"""tier1/tier2 cache: lookups and writes, and the seed-compatible lc-cache-* commands.
+"""tier1/tier2 cache: counted lookups, the journaled write, and the lc-cache-* commands.
 
 Standard library only. The commands always exit 0 and print nothing on a miss
 or on any problem; problems go to memhooks.log.
@@ -10,80 +10,15 @@ import os
 import sys
 import time
 
-from memhooks.names import library_key, lookup_keys, loose_key, topic_key
-
-CACHE_WRITE_EVENT = "CacheWrite"
+from memhooks.recall.queries import find_tier1, find_tier2, has_pending
 
 
 # --------------------------------------------------------------------------- lookups
 
-def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict | None:
-    """The freshest positive answer for `name`: this project's tier1 first, then
-    global knowledge (other projects' tier1, then captured/API library results)."""
-    now = time.time() if now is None else now
-    keys = lookup_keys(name)
-    if not keys:
-        return None
-    marks = ",".join("?" * len(keys))
-    cols = "library_id, version, versioned_id, origin, matched"
-    fresh = " AND expires_at > ? AND library_id IS NOT NULL ORDER BY resolved_at DESC LIMIT 1"
-    loose = loose_key(name)
-    attempts = (
-        ("project", f"project = ? AND name_key IN ({marks})", (project or "", *keys)),
-        ("project", "project = ? AND loose_key = ?", (project or "", loose)),
-        ("global", f"name_key IN ({marks})", tuple(keys)),
-        ("global", "loose_key = ?", (loose,)),
-    )
-    row = None
-    for scope, where, params in attempts:
-        row = conn.execute(f"SELECT {cols} FROM tier1 WHERE {where}{fresh}", (*params, now)).fetchone()
-        if row is not None:
-            break
-    if row is not None:
-        return {
-            "name": name, "library_id": row[0], "version": row[1], "versioned_id": row[2],
-            "origin": row[3], "matched": row[4], "scope": scope,
-        }
-    lib = find_library(conn, name)
-    if lib is not None:
-        return {"name": name, "library_id": lib, "version": None, "versioned_id": None,
-                "origin": "libraries", "matched": "exact", "scope": "global"}
-    return None
-
-
-def find_library(conn, name: str) -> str | None:
-    """An exact title or ID-tail match among known Context7 libraries."""
-    keys = lookup_keys(name)
-    bare = [k.rsplit("/", 1)[-1] for k in keys]
-    allk = list(dict.fromkeys(keys + bare))
-    marks = ",".join("?" * len(allk))
-    row = conn.execute(
-        f"SELECT library_id FROM libraries WHERE title_key IN ({marks}) OR tail_key IN ({marks})"
-        " ORDER BY (title_key IN ({marks})) DESC, coalesce(benchmark_score, 0) DESC,"
-        " coalesce(trust_score, 0) DESC, code_snippets DESC LIMIT 1".replace("{marks}", marks),
-        (*allk, *allk, *allk),
-    ).fetchone()
-    return row[0] if row else None
-
-
-def find_tier2(conn, library_id: str, topic: str, now: float | None = None) -> tuple[int, str] | None:
-    now = time.time() if now is None else now
-    row = conn.execute(
-        "SELECT d.id, d.content FROM tier2 t JOIN documents d ON d.id = t.document_id"
-        " WHERE t.library_key = ? AND t.topic_key = ? AND t.expires_at > ?",
-        (library_key(library_id), topic_key(topic), now),
-    ).fetchone()
-    return (row[0], row[1]) if row else None
-
-
-def _pending(conn) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE state = 'pending' LIMIT 1").fetchone() is not None
-
-
 def _find_fresh(conn, find, on_pending):
     """Try `find`; on a miss with pending events, let `on_pending` ingest them, try again."""
     result = find()
-    if result is None and on_pending is not None and _pending(conn):
+    if result is None and on_pending is not None and has_pending(conn):
         on_pending()
         result = find()
     return result
@@ -116,40 +51,14 @@ def lookup_docs(conn, library_id: str, topic: str, project: str, *,
 
 # --------------------------------------------------------------------------- writes
 
-def apply_write(conn, record: dict, *, event_id: int | None, project: str, now: float) -> None:
-    """Apply one journaled cache write to the projections (inside the caller's transaction)."""
-    from memhooks import config
-    from memhooks.store.projections import add_capture, upsert_document, upsert_tier1, upsert_tier2
-
-    tier = record.get("tier")
-    if tier == "tier1":
-        upsert_tier1(conn, project=project, name=record["name"], library_id=record["library_id"],
-                     origin="write", matched="write", ttl_s=config.tier1_ttl_s(), now=now)
-    elif tier == "tier2":
-        lid, topic = record["library_id"], record["topic"]
-        doc_id, _ = upsert_document(
-            conn, project=project, source=lid, source_tool="context7", tool="lc-cache-write",
-            content=record["body"], title=f"{lid} — {topic}", type="library-docs",
-            library_id=lid, topic=topic, max_bytes=config.max_write_bytes(), now=now,
-        )
-        if doc_id is None:
-            return  # the user forgot this text
-        if event_id is not None:
-            add_capture(conn, event_id=event_id, document_id=doc_id, project=project,
-                        session_id=None, tool_name="lc-cache-write", captured_at=now)
-        upsert_tier2(conn, library_id=lid, topic=topic, document_id=doc_id, origin="write",
-                     ttl_s=config.tier2_ttl_s(), now=now)
-    else:
-        raise ValueError(f"unknown cache tier {tier!r}")
-
-
 def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
-    from memhooks.capture.journal import append
+    from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done
     from memhooks.redact import redact_text
     from memhooks.store.connect import transaction
+    from memhooks.store.projections import apply_cache_write
 
     now = time.time()
     payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
@@ -158,9 +67,8 @@ def write(conn, record: dict, project: str) -> int:
     with transaction(conn):
         event_id = append(conn, payload, size=len(payload), project=project,
                           hook_event_name=CACHE_WRITE_EVENT, received_at=now)
-        apply_write(conn, json.loads(payload), event_id=event_id, project=project, now=now)
-        conn.execute("UPDATE events SET state = 'done', processed_at = ? WHERE id = ?",
-                     (now, event_id))
+        apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project, now=now)
+        mark_done(conn, event_id, now)
     return event_id
 
 
@@ -182,7 +90,7 @@ def ingest_now(timeout: float = 20.0) -> None:
     """Run an ingester in a child process (it needs packages this hot path must not import)."""
     import subprocess
 
-    from memhooks.capture.hooks import ENTRY
+    from memhooks.config import ENTRY
 
     python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
     subprocess.run([python, ENTRY, "ingest"], stdin=subprocess.DEVNULL,
@@ -228,11 +136,11 @@ def _cmd_lookup(args: list[str]) -> None:
     opened = _open()
     if opened is None:
         return
+    from memhooks.store.connect import closing
+
     conn, project = opened
-    try:
+    with closing(conn):
         hit = lookup(conn, args[0], project, on_pending=ingest_now)
-    finally:
-        conn.close()
     if hit:
         _emit(hit["library_id"])
 
@@ -243,11 +151,11 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     opened = _open()
     if opened is None:
         return
+    from memhooks.store.connect import closing
+
     conn, project = opened
-    try:
+    with closing(conn):
         hit = lookup_docs(conn, args[0], args[1], project, on_pending=ingest_now)
-    finally:
-        conn.close()
     if hit:
         sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
@@ -306,13 +214,11 @@ def _cmd_write(args: list[str]) -> None:
     if record is None:
         return
     from memhooks.config import db_path, project_dir
-    from memhooks.store.connect import connect
+    from memhooks.store.connect import closing, connect
 
-    conn, project = connect(db_path()), project_dir()  # a write creates the store
-    try:
+    project = project_dir()
+    with closing(connect(db_path())) as conn:  # a write creates the store
         write(conn, record, project)
-    finally:
-        conn.close()
 
 
 COMMANDS = {

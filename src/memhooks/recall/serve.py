@@ -164,7 +164,7 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 # ----------------------------------------------------------------------------- answers
 
 def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served | None:
-    from memhooks.recall.lc_cache import find_tier1
+    from memhooks.recall.queries import find_tier1
 
     name = _s(tool_input.get("libraryName"), 200)
     if not name:

@@ -15,9 +15,12 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import closing
 from dataclasses import asdict, dataclass
 
 from memhooks import config
+from memhooks.files import fallback_dirs
+from memhooks.recall.queries import integrity, journal_counts
 
 DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
 PENDING_AGE_S = 60.0
@@ -52,9 +55,9 @@ def check_store(db: str | None = None) -> list[Check]:
         return [Check("store", "fail", f"cannot open {db}: {exc}"),
                 Check("permissions", "skip", "store unusable"), *_check_journal(db),
                 _check_healing(db)]
-    try:
+    with closing(conn):
         try:
-            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+            rows = integrity(conn)
         except sqlite3.Error as exc:
             rows = [f"{type(exc).__name__}: {exc}"]
         if rows == ["ok"]:
@@ -65,8 +68,6 @@ def check_store(db: str | None = None) -> list[Check]:
                              " (the next ingest or reader moves it aside and rebuilds it from"
                              " the journal; `memhooks ingest` does it now)"))
         out.append(_check_permissions(db))
-    finally:
-        conn.close()
     out += _check_journal(db)
     out.append(_check_healing(db))
     return out
@@ -84,9 +85,9 @@ def _check_journal(db: str) -> list[Check]:
     except sqlite3.Error as exc:
         return [Check("journal", "fail", f"cannot open {jpath}: {exc}"),
                 Check("events", "skip", "journal unusable")]
-    try:
+    with closing(conn):
         try:
-            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+            rows = integrity(conn)
         except sqlite3.Error as exc:
             rows = [f"{type(exc).__name__}: {exc}"]
         if rows != ["ok"]:
@@ -96,8 +97,6 @@ def _check_journal(db: str) -> list[Check]:
         size = os.path.getsize(jpath)
         return [Check("journal", "ok", f"{jpath} ({size / 1024:.0f} KiB, integrity ok)"),
                 _check_events(conn)]
-    finally:
-        conn.close()
 
 
 def _check_healing(db: str) -> Check:
@@ -129,7 +128,7 @@ def _spooled(db: str) -> int:
     from memhooks.capture.journal import SPOOL_DIR, spool_dir
 
     n = 0
-    for folder in [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in config.fallback_dirs()]:
+    for folder in [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]:
         try:
             n += sum(1 for name in os.listdir(folder) if name.endswith(".json"))
         except OSError:
@@ -156,13 +155,9 @@ def _check_permissions(db: str) -> Check:
 
 def _check_events(conn) -> Check:
     try:
-        now = time.time()
-        old_pending = conn.execute(
-            "SELECT COUNT(*) FROM events WHERE state = 'pending' AND received_at < ?",
-            (now - PENDING_AGE_S,)).fetchone()[0]
-        pending = conn.execute("SELECT COUNT(*) FROM events WHERE state = 'pending'").fetchone()[0]
-        failed = conn.execute("SELECT COUNT(*) FROM events WHERE state = 'failed'").fetchone()[0]
-        total = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        counts = journal_counts(conn, time.time() - PENDING_AGE_S)
+        total, pending, failed = counts["total"], counts["pending"], counts["failed"]
+        old_pending = counts["old_pending"]
     except sqlite3.Error as exc:
         return Check("events", "warn", f"cannot read the journal: {exc}")
     detail = f"{total} events, {pending} pending, {failed} failed"
@@ -431,11 +426,8 @@ def check_team() -> Check:
         from memhooks.store.connect import connect
         from memhooks.team.status import doctor_check
 
-        conn = connect(config.db_path())
-        try:
+        with closing(connect(config.db_path())) as conn:
             status, detail = doctor_check(conn, network=not config.offline())
-        finally:
-            conn.close()
     except Exception as exc:  # noqa: BLE001
         return Check("team", "warn", f"cannot check the team store: {type(exc).__name__}")
     return Check("team", status, detail)

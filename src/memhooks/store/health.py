@@ -204,9 +204,9 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
-        from memhooks.store.connect import _open, ensure_journal_schema
+        from memhooks.store.sqlite_file import ensure_journal_schema, open_file
 
-        conn = _open(jpath)
+        conn = open_file(jpath)
         try:
             ensure_journal_schema(conn, "main")
             first = int(time.time() * 1000)
@@ -226,9 +226,9 @@ def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
     from memhooks.config import journal_path
-    from memhooks.store.connect import _open, ensure_journal_schema
+    from memhooks.store.sqlite_file import ensure_journal_schema, open_file
 
-    conn = _open(journal_path(db))
+    conn = open_file(journal_path(db))
     try:
         ensure_journal_schema(conn, "main")
         cur = conn.execute(
@@ -320,13 +320,13 @@ def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
     from urllib.parse import quote
 
     from memhooks.config import journal_path
-    from memhooks.store.connect import _open, ensure_journal_schema
+    from memhooks.store.sqlite_file import ensure_journal_schema, open_file
 
     try:
         src = sqlite3.connect(f"file:{quote(moved)}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error:
         return 0, False
-    dst = _open(journal_path(db))
+    dst = open_file(journal_path(db))
     copied, complete = 0, True
     try:
         ensure_journal_schema(dst, "main")

@@ -7,6 +7,8 @@ path. Never edit or reorder a function here; add a new one at the end.
 
 from __future__ import annotations
 
+import sqlite3
+
 MIGRATIONS: list = []  # of functions (sqlite3.Connection) -> None; no typing import on hot paths
 
 

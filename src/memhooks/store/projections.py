@@ -261,3 +261,67 @@ def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None
     conn.execute("DELETE FROM captures WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
                  (digest,))
     return conn.execute("DELETE FROM documents WHERE content_hash = ?", (digest,)).rowcount
+
+
+def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str, now: float) -> None:
+    """Apply one journaled cache write to the projections (inside the caller's transaction)."""
+    from memhooks import config
+
+    tier = record.get("tier")
+    if tier == "tier1":
+        upsert_tier1(conn, project=project, name=record["name"], library_id=record["library_id"],
+                     origin="write", matched="write", ttl_s=config.tier1_ttl_s(), now=now)
+    elif tier == "tier2":
+        lid, topic = record["library_id"], record["topic"]
+        doc_id, _ = upsert_document(
+            conn, project=project, source=lid, source_tool="context7", tool="lc-cache-write",
+            content=record["body"], title=f"{lid} — {topic}", type="library-docs",
+            library_id=lid, topic=topic, max_bytes=config.max_write_bytes(), now=now,
+        )
+        if doc_id is None:
+            return  # the user forgot this text
+        if event_id is not None:
+            add_capture(conn, event_id=event_id, document_id=doc_id, project=project,
+                        session_id=None, tool_name="lc-cache-write", captured_at=now)
+        upsert_tier2(conn, library_id=lid, topic=topic, document_id=doc_id, origin="write",
+                     ttl_s=config.tier2_ttl_s(), now=now)
+    else:
+        raise ValueError(f"unknown cache tier {tier!r}")
+
+
+DERIVED_TABLES = ("tier2", "captures", "documents")  # wholly derived from the journal
+
+
+def clear_derived(conn) -> None:
+    """Drop what the journal derives (for a reindex), keeping the documents' access counts
+    aside by content (temp.kept_access, see `restore_access`); the FTS index is rebuilt."""
+    conn.execute("DROP TABLE IF EXISTS temp.kept_access")
+    conn.execute(
+        "CREATE TEMP TABLE kept_access AS SELECT content_hash, access_count,"
+        " last_accessed_epoch FROM documents WHERE access_count > 0"
+    )
+    for table in DERIVED_TABLES:
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+    conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
+    conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
+    conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
+
+
+def restore_access(conn) -> None:
+    """Give re-derived documents back the access counts `clear_derived` kept."""
+    conn.execute(
+        "UPDATE documents SET access_count = k.access_count,"
+        " last_accessed_epoch = k.last_accessed_epoch"
+        " FROM temp.kept_access AS k WHERE k.content_hash = documents.content_hash"
+    )
+    conn.execute("DROP TABLE temp.kept_access")
+
+
+def refresh_tier1_version(conn, *, project: str, name_key: str, library_id: str,
+                          version: str | None, versioned_id: str | None) -> None:
+    """A fresh tier1 entry learns the project's current version (and its versioned ID)."""
+    conn.execute(
+        "UPDATE tier1 SET version = coalesce(?, version), versioned_id = coalesce(?, versioned_id)"
+        " WHERE project = ? AND name_key = ? AND library_id = ?",
+        (version, versioned_id, project, name_key, library_id),
+    )

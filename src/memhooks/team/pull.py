@@ -59,7 +59,7 @@ def _team_tier1(pg, keys: list[str], loose: list[str], now: float) -> list[tuple
 def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: int | None = None,
          libraries: list[str] | None = None, list_limit: int = LIST_LIMIT) -> dict:
     from memhooks import config
-    from memhooks.names import library_key, lookup_keys, loose_key, normalize, topic_key
+    from memhooks.names import library_base, library_key, lookup_keys, loose_key, normalize, topic_key
     from memhooks.store import team_local as tl
     from memhooks.store.connect import transaction
     from memhooks.store.projections import (
@@ -69,7 +69,6 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
         upsert_tier1,
         upsert_tier2,
     )
-    from memhooks.team.runner import _library_base
 
     started = time.monotonic()
     budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
@@ -101,7 +100,7 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
         names = _scan_names(project)
     bases: set[str] = set()
     for lid in libraries or []:
-        base = _library_base(lid)
+        base = library_base(lid)
         if base:
             bases.add(base)
     if names:
@@ -123,7 +122,7 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                 continue
             lid = row[1] or None
             if lid:
-                base = _library_base(lid)
+                base = library_base(lid)
                 if base:
                     bases.add(base)
             local = tl.fresh_tier1(conn, project, key, now)
@@ -142,7 +141,7 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                                     now=resolved):
                         summary["tier1"] += 1
     for lid in tl.project_library_ids(conn, project) if project else []:
-        base = _library_base(lid)
+        base = library_base(lid)
         if base:
             bases.add(base)
     if names:

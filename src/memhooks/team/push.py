@@ -32,15 +32,15 @@ def _clean(text):
 
 
 def _doc_row(doc: dict, member: str, now: float) -> tuple:
+    from memhooks.names import library_base
     from memhooks.store.projections import content_hash
-    from memhooks.team.runner import _library_base
 
     content = _clean(doc["content"]) or ""
     digest = doc["content_hash"] if content == doc["content"] else content_hash(content)
     return (
         digest, _clean(doc["source"]), doc["source_tool"] or "", _clean(doc["title"]), content,
         doc["type"], _clean(doc["metadata"]), _clean(doc["url"]), _clean(doc["library_id"]),
-        _library_base(doc["library_id"]), _clean(doc["topic"]), _clean(doc["version"]),
+        library_base(doc["library_id"]), _clean(doc["topic"]), _clean(doc["version"]),
         len(content.encode("utf-8")), bool(doc["truncated"]),
         float(doc["created_at_epoch"] or now), float(doc["captured_at"] or now), now,
         int(doc["access_count"] or 0), bool(doc["captured"]),
@@ -99,11 +99,11 @@ def _push_documents(pg, member: str, rows: list[tuple]) -> int:
 
 
 def _push_libraries(pg, libs: list[dict]) -> None:
-    from memhooks.team.runner import _library_base
+    from memhooks.names import library_base
 
     rows = []
     for lib in sorted(libs, key=lambda r: r["library_id"]):
-        base = _library_base(lib["library_id"])
+        base = library_base(lib["library_id"])
         if not base:
             continue
         rows.append((_clean(lib["library_id"]), base, _clean(lib["title"]), _clean(lib["description"]),

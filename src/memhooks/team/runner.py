@@ -10,17 +10,6 @@ import time
 OPS = ("push", "pull")
 
 
-def _library_base(library_id: str | None) -> str | None:
-    """`/Org/Repo[/version]` -> `/org/repo` (the key documents are pulled by)."""
-    lid = (library_id or "").strip().rstrip("/")
-    if not lid.startswith("/"):
-        return None
-    parts = [p for p in lid.split("/") if p]
-    if len(parts) < 2:
-        return None
-    return f"/{parts[0]}/{parts[1].split('@', 1)[0]}".lower()
-
-
 def blocked(conn, op: str, now: float | None = None) -> tuple[float, str] | None:
     from memhooks.store.team_local import backoff_until
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -90,12 +89,9 @@ def warmable(ecosystem: str, key: str) -> bool:
 
 
 def default_top_n() -> int:
-    raw = os.environ.get("MEMHOOKS_TOP_N", "")
-    try:
-        n = int(raw)
-    except ValueError:
-        return DEFAULT_TOP_N
-    return n if n >= 0 else DEFAULT_TOP_N
+    from memhooks.config import top_n
+
+    return top_n()
 
 
 def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:

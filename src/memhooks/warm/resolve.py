@@ -13,12 +13,14 @@ import time
 from dataclasses import dataclass, field
 
 from memhooks import config
-from memhooks.recall.lc_cache import find_tier1
-from memhooks.names import (checked_library_id, normalize, pick_library, valid_library_id, valid_name,
-                            versioned_id as _versioned_id)
-from memhooks.store.projections import upsert_library, upsert_tier1
+from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
+from memhooks.names import versioned_id as _versioned_id
+from memhooks.recall import queries
 from memhooks.store.connect import transaction
-from memhooks.warm.fastpath import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context
+from memhooks.store.projections import refresh_tier1_version, upsert_library, upsert_tier1
+from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
+from memhooks.warm.context import (PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context,
+                                   status_note)
 
 RESUME_PREFIX = "scan.resume:"  # api_state key of a scan cut short, continued next session
 RESUME_TTL_S = 24 * 3600.0
@@ -75,27 +77,24 @@ class WarmResult:
 
 
 def _known_versions(conn, library_id: str) -> list[str]:
-    row = conn.execute("SELECT versions FROM libraries WHERE library_id = ?", (library_id,)).fetchone()
+    raw = queries.library_versions(conn, library_id)
     try:
-        return json.loads(row[0]) if row and row[0] else []
+        return json.loads(raw) if raw else []
     except ValueError:
         return []
 
 
 def _fresh_project_entry(conn, project: str, key: str, now: float):
-    return conn.execute(
-        "SELECT library_id, matched FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
-        (project, key, now),
-    ).fetchone()
+    row = queries.project_tier1(conn, project, key)
+    return row if row is not None and row["expires_at"] > now else None
 
 
 def _load_resume(conn, project: str, now: float) -> dict | None:
-    row = conn.execute("SELECT value, until FROM api_state WHERE key = ?",
-                       (RESUME_PREFIX + project,)).fetchone()
-    if not row or not row[0] or (row[1] or 0) <= now:
+    row = queries.api_state(conn, RESUME_PREFIX + project)
+    if not row or not row["value"] or (row["until"] or 0) <= now:
         return None
     try:
-        state = json.loads(row[0])
+        state = json.loads(row["value"])
     except ValueError:
         return None
     return state if isinstance(state, dict) else None
@@ -103,13 +102,10 @@ def _load_resume(conn, project: str, now: float) -> dict | None:
 
 def _save_resume(conn, project: str, state: dict | None, now: float) -> None:
     if state is None:
-        conn.execute("DELETE FROM api_state WHERE key = ?", (RESUME_PREFIX + project,))
-        return
-    conn.execute(
-        "INSERT INTO api_state (key, value, until) VALUES (?, ?, ?)"
-        " ON CONFLICT (key) DO UPDATE SET value = excluded.value, until = excluded.until",
-        (RESUME_PREFIX + project, json.dumps(state, separators=(",", ":")), now + RESUME_TTL_S),
-    )
+        delete_api_state(conn, RESUME_PREFIX + project)
+    else:
+        set_api_state(conn, RESUME_PREFIX + project, json.dumps(state, separators=(",", ":")),
+                      now + RESUME_TTL_S)
 
 
 def _fault_words(fault: str, detail: str = "") -> str:
@@ -138,168 +134,28 @@ def _until_words(until: float | None) -> str:
 def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None = None,
          progress=None, retry_unreachable: bool = False, direct_only: bool | None = None,
          api_progress=None) -> WarmResult:
+    """Scan, rank, resolve (tier1, global knowledge, then the Context7 API inside the
+    budget), write tier1 and the warm state, and say it in the context text."""
     from memhooks.warm import settings
-    from memhooks.warm.rank import candidates as rank_candidates
-    from memhooks.warm.fingerprint import fingerprint
-    from memhooks.warm.scan import scan_project
 
     started = time.monotonic()
     budget_s = config.warm_budget_s() if budget_s is None else budget_s
-    top_n = config.top_n() if top_n is None else top_n
+    top_n = config.top_n(top_n)
     direct_only = settings.direct_only() if direct_only is None else direct_only
     result = WarmResult(project=project)
+    scan, candidates = _scan(conn, project, result, top_n, direct_only)
     now = time.time()
-    scan = scan_project(project, resume=_load_resume(conn, project, now))
-    result.scanned_files, result.errors = list(scan.files), list(scan.errors)
-    result.scan_complete, result.scan_budget = scan.complete, scan.budget
-    result.skipped = dict(scan.skipped)
-    candidates = [d for d in rank_candidates(scan.deps, top_n, direct_only=direct_only)
-                  if valid_name(d.name, d.ecosystem)]
-    now = time.time()
-    todo: list[Resolved] = []
-    entries: list[Resolved] = []
-    for dep in candidates:
-        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
-        key = normalize(dep.name, dep.ecosystem)
-        row = _fresh_project_entry(conn, project, key, now)
-        if row is not None and retry_unreachable and row[0] is None and row[1] == "error":
-            row = None  # a warm a person asked for retries recent failures
-        if row is not None and row[0] is not None and checked_library_id(row[0]) is None:
-            row = None  # a malformed ID is never shown: resolve again
-        if row is not None:
-            r.library_id = checked_library_id(row[0]) if row[0] else None
-            r.how = "tier1" if row[0] else ("api-error" if row[1] == "error" else "not-found")
-            r.cached = bool(r.library_id)
-            if not row[0]:
-                r.cause = ("the last Context7 search failed; retried later" if row[1] == "error"
-                           else "not in Context7 (remembered)")
-        else:
-            known = find_tier1(conn, dep.name, project, now)
-            lid = checked_library_id(known["library_id"]) if known else None
-            if lid:
-                r.library_id, r.how = lid, "warm-local"
-                r.cached = known.get("origin") != "libraries"  # another project's tier1
-        entries.append(r)
-        if r.how == "unresolved":
-            todo.append(r)
-        if progress:
-            progress(r)
-
-    missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
-    run = None
-    backoff = api_backoff(conn, now)
-    if todo and missing:
-        if api_blocked(conn, now, retry_unreachable=retry_unreachable):
-            if config.offline():
-                result.api_fault = "offline"
-            elif backoff:
-                result.api_fault = f"backoff:{backoff[0]}"
-                result.api_until = backoff[1]
-                result.rate_limited = backoff[0] == "429"
-            why = _fault_words(backoff[0] if backoff and result.api_fault != "offline" else "offline")
-            for r in todo:
-                r.cause = why + (_until_words(result.api_until) if result.api_until else "")
-        else:
-            from memhooks.warm.context7_api import search_many
-
-            remaining = budget_s - (time.monotonic() - started)
-            if remaining < min(MIN_API_S, budget_s / 2):  # too little to tell a slow API from our hurry
-                for r in todo:
-                    r.cause = "no time left in this session's budget; asked next time"
-            else:
-                # Backfill: ask in rank order until enough of the top names resolve.
-                run = search_many([r.name for r in todo], budget_s=remaining, want=missing,
-                                  query_for=lambda n: f"{n} library documentation",
-                                  on_answer=api_progress)
-                result.api_requests = run.requests
-                result.rate_limited = run.retry_after_s is not None
-                result.unreachable = run.unreachable
-                result.api_fault, result.api_fault_detail = run.fault, run.fault_detail
+    entries, todo = _resolve_known(conn, project, candidates, now, retry_unreachable, progress)
+    run = _ask_api(conn, result, entries, todo, top_n=top_n, now=now,
+                   budget_left=budget_s - (time.monotonic() - started), budget_s=budget_s,
+                   retry_unreachable=retry_unreachable, api_progress=api_progress)
     now = time.time()
     with transaction(conn):
         if run is not None:
-            if run.fault is not None:
-                # Back off across sessions: Retry-After after a 429; the error TTL after a
-                # timeout, a hang, a refused connection, a 5xx or a garbage answer.
-                until = now + (run.retry_after_s if run.retry_after_s is not None
-                               else config.tier1_error_ttl_s())
-                result.api_until = until
-                conn.execute(
-                    "INSERT INTO api_state (key, value, until) VALUES (?, ?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value, until = excluded.until",
-                    (RETRY_KEY, FAULT_VALUE.get(run.fault, run.fault), until),
-                )
-            elif any(a.status in ("found", "not-found") for a in run.answers.values()):
-                # the API answered: an earlier fault (say, before a warm by hand) is over
-                conn.execute("DELETE FROM api_state WHERE key = ? AND (value != '429' OR until <= ?)",
-                             (RETRY_KEY, now))
-            for r in todo:
-                answer = run.answers.get(r.name)
-                if answer is None:
-                    if run.fault is not None:
-                        r.cause = _fault_words(run.fault) + _until_words(result.api_until)
-                    else:
-                        r.cause = "not asked: enough names resolved, or the budget ran out"
-                    continue
-                if answer.status == "found":
-                    for res in answer.results:
-                        upsert_library(conn, library_id=res["id"], title=res.get("title"),
-                                       origin="api", description=res.get("description"),
-                                       code_snippets=_int(res.get("totalSnippets")),
-                                       trust_score=_float(res.get("trustScore")),
-                                       benchmark_score=_float(res.get("benchmarkScore")),
-                                       versions=list(res.get("versions") or []), now=now)
-                    idx, how = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
-                    r.library_id, r.how = answer.results[idx]["id"], "warm-api"
-                elif answer.status != "not-found":
-                    r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
-                    r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
-                                           .get(answer.status, "server-error"
-                                                if answer.detail.startswith("HTTP 5") else
-                                                "bad-answer" if answer.detail.startswith(("HTTP", "malformed"))
-                                                else "unreachable"), answer.detail)
-                    if answer.status in ("error", "timeout"):
-                        # Remember the failure briefly: the pool is tiny, and an unreachable
-                        # API must not cost every session its whole budget again.
-                        upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
-                                     library_id=None, version=r.version, origin="warm-api",
-                                     matched="error", ttl_s=config.tier1_error_ttl_s(), now=now)
-                else:
-                    r.how = "not-found"
-                    r.cause = "not in Context7"
-                    upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
-                                 library_id=None, version=r.version, origin="warm-api",
-                                 matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
-        for r in entries:
-            if r.how in ("warm-local", "warm-api"):
-                r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
-                upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
-                             library_id=r.library_id, version=r.version, versioned_id=r.versioned_id,
-                             origin=r.how, matched="warm", ttl_s=config.tier1_ttl_s(), now=now)
-            elif r.how == "tier1" and r.library_id:
-                r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
-                conn.execute(
-                    "UPDATE tier1 SET version = coalesce(?, version),"
-                    " versioned_id = coalesce(?, versioned_id)"
-                    " WHERE project = ? AND name_key = ? AND library_id = ?",
-                    (r.version, r.versioned_id, project, normalize(r.name, r.ecosystem), r.library_id),
-                )
+            _record_api(conn, project, result, run, todo, now)
+        _record_tier1(conn, project, entries, now)
         chosen = _choose(entries, top_n)
-        _save_resume(conn, project, None if scan.complete else scan.state, now)
-        # A scan a budget cut short saves what it found (tier1 above, the ranked names
-        # here) with a fingerprint that never matches: the next session continues the scan.
-        fp = fingerprint(project, scan.files, scan.dirs) if scan.complete else PARTIAL
-        conn.execute(
-            "INSERT INTO warm_state (project, fingerprint, files, dirs, ranked, warmed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project) DO UPDATE SET"
-            " fingerprint = excluded.fingerprint, files = excluded.files, dirs = excluded.dirs,"
-            " ranked = excluded.ranked, warmed_at = excluded.warmed_at",
-            (project, fp, json.dumps(scan.files), json.dumps(scan.dirs),
-             json.dumps([{"name": r.name, "ecosystem": r.ecosystem, "version": r.version}
-                         for r in chosen]), now),
-        )
-        from memhooks.warm.fastpath import status_note
-
+        _record_scan(conn, project, scan, chosen, now)
         note = status_note(conn, now, documents=not any(r.library_id for r in chosen))
     result.entries = chosen
     result.context = build_context([
@@ -307,6 +163,171 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
          "versioned_id": r.versioned_id, "cached": r.cached} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _scan(conn, project: str, result: WarmResult, top_n: int, direct_only: bool):
+    """The scan (resumed where an earlier one stopped) and the ranked, checked candidates."""
+    from memhooks.warm.rank import candidates as rank_candidates
+    from memhooks.warm.scan import scan_project
+
+    scan = scan_project(project, resume=_load_resume(conn, project, time.time()))
+    result.scanned_files, result.errors = list(scan.files), list(scan.errors)
+    result.scan_complete, result.scan_budget = scan.complete, scan.budget
+    result.skipped = dict(scan.skipped)
+    candidates = [d for d in rank_candidates(scan.deps, top_n, direct_only=direct_only)
+                  if valid_name(d.name, d.ecosystem)]
+    return scan, candidates
+
+
+def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable: bool,
+                   progress) -> tuple[list[Resolved], list[Resolved]]:
+    """(every candidate, those still unresolved): from this project's fresh tier1 entry,
+    else global knowledge (other projects' tier1, known libraries)."""
+    todo: list[Resolved] = []
+    entries: list[Resolved] = []
+    for dep in candidates:
+        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
+        row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
+        lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
+        if row is not None and retry_unreachable and lid is None and matched == "error":
+            row = None  # a warm a person asked for retries recent failures
+        if row is not None and lid is not None and checked_library_id(lid) is None:
+            row = None  # a malformed ID is never shown: resolve again
+        if row is not None:
+            r.library_id = checked_library_id(lid) if lid else None
+            r.how = "tier1" if lid else ("api-error" if matched == "error" else "not-found")
+            r.cached = bool(r.library_id)
+            if not lid:
+                r.cause = ("the last Context7 search failed; retried later" if matched == "error"
+                           else "not in Context7 (remembered)")
+        else:
+            known = queries.find_tier1(conn, dep.name, project, now)
+            found = checked_library_id(known["library_id"]) if known else None
+            if found:
+                r.library_id, r.how = found, "warm-local"
+                r.cached = known.get("origin") != "libraries"  # another project's tier1
+        entries.append(r)
+        if r.how == "unresolved":
+            todo.append(r)
+        if progress:
+            progress(r)
+    return entries, todo
+
+
+def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resolved], *,
+             top_n: int, now: float, budget_left: float, budget_s: float,
+             retry_unreachable: bool, api_progress):
+    """Ask the Context7 API about the unresolved names when the top N needs them and the API
+    is usable (not offline, not backing off, time left); the run, or None when not asked."""
+    missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
+    if not (todo and missing):
+        return None
+    backoff = api_backoff(conn, now)
+    if api_blocked(conn, now, retry_unreachable=retry_unreachable):
+        if config.offline():
+            result.api_fault = "offline"
+        elif backoff:
+            result.api_fault = f"backoff:{backoff[0]}"
+            result.api_until = backoff[1]
+            result.rate_limited = backoff[0] == "429"
+        why = _fault_words(backoff[0] if backoff and result.api_fault != "offline" else "offline")
+        for r in todo:
+            r.cause = why + (_until_words(result.api_until) if result.api_until else "")
+        return None
+    if budget_left < min(MIN_API_S, budget_s / 2):  # too little to tell a slow API from our hurry
+        for r in todo:
+            r.cause = "no time left in this session's budget; asked next time"
+        return None
+    from memhooks.warm.context7_api import search_many
+
+    # Backfill: ask in rank order until enough of the top names resolve.
+    run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
+                      query_for=lambda n: f"{n} library documentation", on_answer=api_progress)
+    result.api_requests = run.requests
+    result.rate_limited = run.retry_after_s is not None
+    result.unreachable = run.unreachable
+    result.api_fault, result.api_fault_detail = run.fault, run.fault_detail
+    return run
+
+
+def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved],
+                now: float) -> None:
+    """What the API said: the back-off state, the libraries it found, the names it did not
+    know (a negative tier1 entry) or failed on (a short-lived error entry)."""
+    if run.fault is not None:
+        # Back off across sessions: Retry-After after a 429; the error TTL after a
+        # timeout, a hang, a refused connection, a 5xx or a garbage answer.
+        until = now + (run.retry_after_s if run.retry_after_s is not None
+                       else config.tier1_error_ttl_s())
+        result.api_until = until
+        set_api_state(conn, RETRY_KEY, FAULT_VALUE.get(run.fault, run.fault), until)
+    elif any(a.status in ("found", "not-found") for a in run.answers.values()):
+        # the API answered: an earlier fault (say, before a warm by hand) is over
+        clear_api_fault(conn, RETRY_KEY, now)
+    for r in todo:
+        answer = run.answers.get(r.name)
+        if answer is None:
+            if run.fault is not None:
+                r.cause = _fault_words(run.fault) + _until_words(result.api_until)
+            else:
+                r.cause = "not asked: enough names resolved, or the budget ran out"
+            continue
+        if answer.status == "found":
+            for res in answer.results:
+                upsert_library(conn, library_id=res["id"], title=res.get("title"),
+                               origin="api", description=res.get("description"),
+                               code_snippets=_int(res.get("totalSnippets")),
+                               trust_score=_float(res.get("trustScore")),
+                               benchmark_score=_float(res.get("benchmarkScore")),
+                               versions=list(res.get("versions") or []), now=now)
+            idx, how = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
+            r.library_id, r.how = answer.results[idx]["id"], "warm-api"
+        elif answer.status != "not-found":
+            r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
+            r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
+                                   .get(answer.status, "server-error"
+                                        if answer.detail.startswith("HTTP 5") else
+                                        "bad-answer" if answer.detail.startswith(("HTTP", "malformed"))
+                                        else "unreachable"), answer.detail)
+            if answer.status in ("error", "timeout"):
+                # Remember the failure briefly: the pool is tiny, and an unreachable
+                # API must not cost every session its whole budget again.
+                upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
+                             library_id=None, version=r.version, origin="warm-api",
+                             matched="error", ttl_s=config.tier1_error_ttl_s(), now=now)
+        else:
+            r.how = "not-found"
+            r.cause = "not in Context7"
+            upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
+                         library_id=None, version=r.version, origin="warm-api",
+                         matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
+
+
+def _record_tier1(conn, project: str, entries: list[Resolved], now: float) -> None:
+    """tier1 for names this warm resolved; a fresh entry learns the current version."""
+    for r in entries:
+        if r.how in ("warm-local", "warm-api"):
+            r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
+            upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
+                         library_id=r.library_id, version=r.version, versioned_id=r.versioned_id,
+                         origin=r.how, matched="warm", ttl_s=config.tier1_ttl_s(), now=now)
+        elif r.how == "tier1" and r.library_id:
+            r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
+            refresh_tier1_version(conn, project=project, name_key=normalize(r.name, r.ecosystem),
+                                  library_id=r.library_id, version=r.version,
+                                  versioned_id=r.versioned_id)
+
+
+def _record_scan(conn, project: str, scan, chosen: list[Resolved], now: float) -> None:
+    """The warm state: a scan a budget cut short saves what it found (the ranked names) with
+    a fingerprint that never matches, and where to resume: the next session continues it."""
+    from memhooks.warm.fingerprint import fingerprint
+
+    _save_resume(conn, project, None if scan.complete else scan.state, now)
+    fp = fingerprint(project, scan.files, scan.dirs) if scan.complete else PARTIAL
+    save_warm_state(conn, project, fingerprint=fp, files=scan.files, dirs=scan.dirs,
+                    ranked=[{"name": r.name, "ecosystem": r.ecosystem, "version": r.version}
+                            for r in chosen], now=now)
 
 
 def _choose(entries: list[Resolved], top_n: int) -> list[Resolved]:

@@ -40,7 +40,7 @@ try:  # written by the lead; optional at runtime
 except Exception:  # pragma: no cover - depends on the rest of the package
     log_error = None
 
-__all__ = ["ScanResult", "scan_project", "fingerprint", "SKIP_DIRS"]
+__all__ = ["ScanResult", "scan_project", "SKIP_DIRS"]
 
 #: directory names never walked (hidden directories are skipped too)
 SKIP_DIRS = frozenset(

@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import errors, is_persisted_note, is_too_small, response_text
+from memhooks.ingest.adapters import errors
+from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text
 from memhooks.ingest.records import (
     AdapterResult,
     DocumentRecord,

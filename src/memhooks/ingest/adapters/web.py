@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from memhooks.ingest.adapters import errors, is_too_small
+from memhooks.ingest.adapters import errors
+from memhooks.ingest.adapters.text import is_too_small
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 
 

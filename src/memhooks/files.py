@@ -1,0 +1,85 @@
+"""Private folders, the fallback folders, and the log line writer (standard library only;
+a leaf: memhooks.config and memhooks.log both build on it)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+APP = "memhooks"
+LOG_NAME = "memhooks.log"
+MAX_LOG_BYTES = 1024 * 1024
+
+
+def make_private_dirs(folder: str) -> None:
+    """Create `folder` and its missing parents 0700 whatever the umask (os.makedirs gives
+    intermediate folders the umask's default)."""
+    missing = []
+    cur = os.path.abspath(folder)
+    while cur and not os.path.isdir(cur):
+        missing.append(cur)
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+            continue
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+
+
+def fallback_dirs() -> list[str]:
+    """Per-user folders for a spool and a log when the store's folder is unwritable:
+    `$XDG_STATE_HOME/memhooks` (default `~/.local/state/memhooks`), then a 0700 folder
+    under the system temp dir."""
+    state = os.path.expanduser(os.environ.get("XDG_STATE_HOME", "").strip())
+    if not state or not os.path.isabs(state):
+        state = os.path.join(os.path.expanduser("~"), ".local", "state")
+    import tempfile
+
+    uid = os.geteuid() if hasattr(os, "geteuid") else 0
+    return [os.path.join(state, APP), os.path.join(tempfile.gettempdir(), f"{APP}-{uid}")]
+
+
+def _write(path: str, data: bytes) -> None:
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        make_private_dirs(folder)
+    try:
+        if os.path.getsize(path) > MAX_LOG_BYTES:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_log_line(path: str, message: str) -> None:
+    """Append one stamped line to the log at `path` (rotated at 1 MiB, one old file kept,
+    created 0600), or in a fallback folder when that one is unwritable; never raises."""
+    try:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        line = f"{stamp} pid={os.getpid()} {message}".replace("\x00", "")
+        if not line.endswith("\n"):
+            line += "\n"
+        data = line.encode("utf-8", "replace")
+        try:
+            _write(path, data)
+            return
+        except OSError:
+            pass
+        for folder in fallback_dirs():
+            try:
+                _write(os.path.join(folder, LOG_NAME), data)
+                return
+            except OSError:
+                continue
+    except Exception:  # noqa: BLE001 - the log must never break a hook
+        pass

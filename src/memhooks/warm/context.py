@@ -1,0 +1,138 @@
+"""What SessionStart tells the agent: the context text, the hook's JSON, and whether the
+Context7 API is backing off (standard library only; the fast path and the warm share it)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from memhooks._jsonlite import dumps_str
+from memhooks.recall.queries import api_state, document_count
+
+MAX_CONTEXT = 1500
+HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
+        "`{cmd} ID TOPIC` before calling Context7 query-docs: it prints cached docs "
+        "(empty output = miss).")
+
+
+def _docs_command() -> str:
+    """How the agent can run lc-cache-lookup-docs: the plugin's bin/ shim, else the
+    console script beside this Python, else the bare name on PATH."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    shim = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))), "bin", "lc-cache-lookup-docs")
+    if os.path.isfile(shim):
+        return f'bash "{shim}"'
+    import sys
+
+    script = os.path.join(os.path.dirname(sys.executable), "lc-cache-lookup-docs")
+    if os.path.isfile(script) and os.path.dirname(script) not in os.environ.get("PATH", "").split(":"):
+        return f'"{script}"'
+    return "lc-cache-lookup-docs"
+
+
+RETRY_KEY = "context7.retry_after"
+PARTIAL = "partial"  # warm_state.fingerprint of a scan a budget cut short: never matches
+
+
+def _checked(e: dict) -> dict | None:
+    """An entry for the context with every value checked against its grammar, or None."""
+    from memhooks.names import checked_library_id, valid_library_id, valid_name, valid_version
+
+    name, eco = e.get("name"), e.get("ecosystem")
+    if not valid_name(name, eco if eco in ("npm", "pypi", "go", "crates", "gems", "composer") else None):
+        return None
+    lid = checked_library_id(e.get("library_id"))
+    if lid is None:
+        return None
+    version = e.get("version") if valid_version(e.get("version")) else None
+    vid = e.get("versioned_id") if valid_library_id(e.get("versioned_id")) else None
+    return {"name": name, "version": version, "library_id": lid, "versioned_id": vid,
+            "cached": bool(e.get("cached"))}
+
+
+def build_context(entries: list[dict], note: str = "") -> str:
+    """`name@version → /org/repo` lines plus the hint, at most MAX_CONTEXT chars. Only
+    checked values (memhooks.names grammars) reach it. `(cached)` marks an ID served from
+    tier1 that an earlier session resolved. With nothing resolved: what is cached (`note`)."""
+    resolved = [c for c in (_checked(e) for e in entries) if c is not None]
+    if not resolved:
+        head = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
+        return "\n".join(x for x in (head, note) if x)[:MAX_CONTEXT]
+    head = "memhooks: Context7 library IDs for this project's dependencies:"
+    hint = HINT.format(cmd=_docs_command())
+    tail = [hint] + ([note] if note else [])
+    lines: list[str] = []
+    budget = MAX_CONTEXT - len(head) - sum(len(t) + 1 for t in tail) - 1
+    if budget < 200 and note:  # the note is optional; the IDs are not
+        tail, budget = [hint], budget + len(note) + 1
+    for e in resolved:
+        label = e["name"] + (f"@{e['version']}" if e.get("version") else "")
+        mark = " (cached)" if e["cached"] else ""
+        line = f"- {label} → {e['library_id']}"
+        if e.get("versioned_id"):
+            line += f" (this version: {e['versioned_id']})"
+        line += mark
+        if len(line) + 1 > budget:
+            line = f"- {label} → {e['library_id']}{mark}"
+            if len(line) + 1 > budget:
+                break
+        lines.append(line)
+        budget -= len(line) + 1
+    return "\n".join([head, *lines, *tail])[:MAX_CONTEXT]
+
+
+def api_backoff(conn, now: float) -> tuple[str, float] | None:
+    """(why, until) while the warm is backing off the Context7 API, else None."""
+    try:
+        row = api_state(conn, RETRY_KEY)
+    except Exception:  # noqa: BLE001 - a store without the table: no backoff
+        return None
+    if not row or not row["until"] or row["until"] <= now:
+        return None
+    return (str(row["value"] or ""), float(row["until"]))
+
+
+def status_note(conn, now: float, *, documents: bool = True) -> str:
+    """What the agent can still use: cached documents, and whether Context7 is
+    rate-limited (or unreachable) until a time. One or two short lines."""
+    parts = []
+    if documents:
+        try:
+            n = document_count(conn)
+        except Exception:  # noqa: BLE001
+            n = 0
+        if n:
+            parts.append(f"{n} cached documentation page{'s' if n != 1 else ''} from earlier "
+                         "sessions: search them with the memhooks MCP tool search_documents "
+                         "before fetching docs again.")
+        else:
+            parts.append("No documentation is cached yet.")
+    backoff = api_backoff(conn, now)
+    if backoff:
+        when = time.strftime("%H:%M UTC", time.gmtime(backoff[1]))
+        if backoff[0] == "429":
+            parts.append(f"Context7 is rate-limited until {when}: prefer the cached docs until then.")
+        else:
+            parts.append(f"The Context7 API was not usable ({backoff[0]}); memhooks tries again "
+                         f"after {when}.")
+    return " ".join(parts)
+
+
+def hook_json(context: str) -> str:
+    # json.dumps(..., ensure_ascii=False) of this shape, without importing json (and re)
+    return ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": '
+            + dumps_str(context) + "}}")
+
+
+def api_blocked(conn, now: float, *, retry_unreachable: bool = False) -> bool:
+    """Offline, or backing off (after a 429; or after the API was unreachable,
+    unless `retry_unreachable`, as for a warm a person asked for)."""
+    from memhooks.config import offline
+
+    if offline():
+        return True
+    backoff = api_backoff(conn, now)
+    if backoff is None:
+        return False
+    # a warm a person asked for retries any fault but a 429 (Retry-After is the API's word)
+    return not (retry_unreachable and backoff[0] != "429")
