@@ -9,6 +9,11 @@ readers. These helpers return text that always binds.
 from __future__ import annotations
 
 
+def str_or_none(value):
+    """`value` when it is a string, else None (a payload field that may be missing)."""
+    return value if isinstance(value, str) else None
+
+
 def _has_bad(s: str) -> bool:
     if "\x00" in s:
         return True

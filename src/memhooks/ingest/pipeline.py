@@ -27,7 +27,7 @@ from memhooks.store.projections import (
     upsert_tier2,
 )
 from memhooks.redact import redact_text
-from memhooks.sqltext import storable, storable_path, storable_tree
+from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
 from memhooks.store.connect import transaction
 
 BATCH = 50
@@ -55,10 +55,6 @@ class _Parsed:
     columns: dict = field(default_factory=dict)
     payload: str | None = None  # re-redacted payload to store back, when it changed
     at: float | None = None  # original time of an imported event (a transcript's)
-
-
-def _str(value) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _canonical(path: str | None) -> str | None:
@@ -94,11 +90,11 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     if event.get("memhooks_stub"):
         return _Parsed(event_id, "failed", "payload over the size cap (stub kept)")
     cols = {
-        "hook_event_name": _str(event.get("hook_event_name")),
-        "session_id": _str(event.get("session_id")),
-        "tool_name": _str(event.get("tool_name")),
-        "tool_use_id": _str(event.get("tool_use_id")),
-        "cwd": _str(event.get("cwd")),
+        "hook_event_name": str_or_none(event.get("hook_event_name")),
+        "session_id": str_or_none(event.get("session_id")),
+        "tool_name": str_or_none(event.get("tool_name")),
+        "tool_use_id": str_or_none(event.get("tool_use_id")),
+        "cwd": str_or_none(event.get("cwd")),
     }
     cols["project"] = storable_path(project or _canonical(cols["cwd"]) or "")
     clean = redact_text(payload)

@@ -10,6 +10,7 @@ import time
 
 from memhooks.names import library_key, loose_key, normalize, topic_key
 from memhooks.redact import redact_text
+from memhooks.timefmt import iso
 
 TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
 
@@ -44,10 +45,6 @@ def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
     kept = data[:max_bytes].decode("utf-8", "ignore")
     note = TRUNCATION_NOTE.format(orig=len(data), kept=len(kept.encode("utf-8")))
     return kept + note, True
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def upsert_document(conn, *, project: str, source: str, source_tool: str, content: str,
@@ -88,7 +85,7 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
         (
             project or "", source, source_tool, title,
             content, digest, type or "library-docs", redact_text(metadata) if metadata else None,
-            session_id, _iso(now), int(now), url, library_id, topic,
+            session_id, iso(now), int(now), url, library_id, topic,
             version, len(content.encode("utf-8", "surrogatepass")), tool, 1 if truncated else 0,
         ),
     )
@@ -304,7 +301,16 @@ def clear_derived(conn) -> None:
         conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
     conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
     conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
-    conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
+    rebuild_fts(conn)
+
+
+def rebuild_fts(conn) -> None:
+    """Rebuild the documents' full-text index from the documents table (cold paths only:
+    sqlite-utils). Inside the caller's transaction (sqlite-utils nests a savepoint)."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+    db["documents_fts"].rebuild_fts()
 
 
 def restore_access(conn) -> None:

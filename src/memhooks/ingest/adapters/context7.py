@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from memhooks.ingest.adapters import errors
-from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text
+from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text, stripped_str
 from memhooks.ingest.records import (
     AdapterResult,
     DocumentRecord,
@@ -258,8 +258,8 @@ def choose_library(name: str, libraries: list[LibraryRecord]) -> tuple[LibraryRe
 
 
 def _adapt_resolve(tool: str, tool_input: dict, text: str) -> AdapterResult:
-    name = _str(tool_input.get("libraryName")) or _str(tool_input.get("library_name"))
-    query = _str(tool_input.get("query"))
+    name = stripped_str(tool_input.get("libraryName")) or stripped_str(tool_input.get("library_name"))
+    query = stripped_str(tool_input.get("query"))
     reason = error_reason(text)
     if reason == _NOT_FOUND_REASON or (reason is None and _is_not_found(text)):
         if not name:
@@ -346,13 +346,13 @@ def _adapt_docs(tool: str, tool_input: dict, text: str) -> AdapterResult:
     keys = LEGACY_DOCS_ID_KEYS if tool == "get-library-docs" else QUERY_DOCS_ID_KEYS
     library_id = ""
     for key in keys:
-        library_id = _str(tool_input.get(key))
+        library_id = stripped_str(tool_input.get(key))
         if library_id:
             break
     if tool == "get-library-docs":
-        topic = _str(tool_input.get("topic")) or _str(tool_input.get("query"))
+        topic = stripped_str(tool_input.get("topic")) or stripped_str(tool_input.get("query"))
     else:
-        topic = _str(tool_input.get("query")) or _str(tool_input.get("topic"))
+        topic = stripped_str(tool_input.get("query")) or stripped_str(tool_input.get("topic"))
     reason = error_reason(text)
     if reason is not None:
         return AdapterResult(skip_reason=f"context7 error: {reason}")
@@ -404,5 +404,3 @@ def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
     return AdapterResult(skip_reason="not a captured tool")
 
 
-def _str(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""

@@ -16,6 +16,11 @@ _PERSISTED_RE = re.compile(
 )
 
 
+def stripped_str(value: Any) -> str:
+    """A string stripped, anything else ''."""
+    return value.strip() if isinstance(value, str) else ""
+
+
 def is_too_small(text: Any) -> bool:
     """True when *text* is not a string or is too short to be a document."""
     return not isinstance(text, str) or len(text.strip()) < MIN_DOC_CHARS

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from memhooks.ingest.adapters import errors
-from memhooks.ingest.adapters.text import is_too_small
+from memhooks.ingest.adapters.text import is_too_small, stripped_str
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 
 
@@ -26,8 +26,6 @@ def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
     return AdapterResult(skip_reason="not a captured tool")
 
 
-def _str(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
 
 
 def url_title(url: str) -> str:
@@ -51,7 +49,7 @@ def adapt_webfetch(tool_input: dict, tool_response: Any) -> AdapterResult:
         result = response.get("result")
         if not isinstance(result, str):
             result = ""
-    url = _str(tool_input.get("url")) or _str(response.get("url"))
+    url = stripped_str(tool_input.get("url")) or stripped_str(response.get("url"))
     code = response.get("code")
     if isinstance(code, bool) or not isinstance(code, (int, float)):
         code = None
@@ -68,16 +66,16 @@ def adapt_webfetch(tool_input: dict, tool_response: Any) -> AdapterResult:
     reason = errors.webfetch_error(result)
     if reason is not None:
         return AdapterResult(skip_reason=f"webfetch error: {reason}")
-    metadata: dict[str, Any] = {"prompt": _str(tool_input.get("prompt"))}
+    metadata: dict[str, Any] = {"prompt": stripped_str(tool_input.get("prompt"))}
     if code is not None:
         metadata["code"] = int(code)
     size = response.get("bytes")
     if isinstance(size, (int, float)) and not isinstance(size, bool):
         metadata["bytes"] = int(size)
-    code_text = _str(response.get("codeText"))
+    code_text = stripped_str(response.get("codeText"))
     if code_text:
         metadata["code_text"] = code_text
-    final_url = _str(response.get("url"))
+    final_url = stripped_str(response.get("url"))
     if final_url and final_url != url:
         metadata["final_url"] = final_url
     doc = DocumentRecord(
@@ -97,7 +95,7 @@ def adapt_webfetch(tool_input: dict, tool_response: Any) -> AdapterResult:
 
 def adapt_websearch(tool_input: dict, tool_response: Any) -> AdapterResult:
     response = tool_response if isinstance(tool_response, dict) else {}
-    query = _str(response.get("query")) or _str(tool_input.get("query"))
+    query = stripped_str(response.get("query")) or stripped_str(tool_input.get("query"))
     links: list[tuple[str, str]] = []
     summaries: list[str] = []
     results = response.get("results")
@@ -113,9 +111,9 @@ def adapt_websearch(tool_input: dict, tool_response: Any) -> AdapterResult:
                 if isinstance(content, list):
                     for hit in content:
                         if isinstance(hit, dict):
-                            url = _str(hit.get("url"))
+                            url = stripped_str(hit.get("url"))
                             if url:
-                                links.append((_str(hit.get("title")), url))
+                                links.append((stripped_str(hit.get("title")), url))
     if not links and is_too_small("\n\n".join(summaries)):
         return AdapterResult(skip_reason="websearch: no results")
     if not query:
