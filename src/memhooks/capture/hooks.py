@@ -33,22 +33,20 @@ def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
     project = project_dir()
     try:
         from memhooks.capture.journal import append
-        from memhooks.store.connect import connect_journal
+        from memhooks.store.connect import closing, connect_journal
 
         for attempt in (1, 2):
-            conn = connect_journal(db)
-            try:
-                event_id = append(conn, payload, size=total, project=project, error=error,
-                                  hook_event_name=hook_event_name, state=state)
-                return db, event_id
-            except Exception as exc:  # noqa: BLE001
-                # Damaged pages met by the insert itself: move the journal aside, once.
-                from memhooks.store import health
+            with closing(connect_journal(db)) as conn:
+                try:
+                    event_id = append(conn, payload, size=total, project=project, error=error,
+                                      hook_event_name=hook_event_name, state=state)
+                    return db, event_id
+                except Exception as exc:  # noqa: BLE001
+                    # Damaged pages met by the insert itself: move the journal aside, once.
+                    from memhooks.store import health
 
-                if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
-                    raise
-            finally:
-                conn.close()
+                    if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
+                        raise
         return db, None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
         from memhooks.capture.journal import spool

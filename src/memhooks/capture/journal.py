@@ -188,14 +188,27 @@ def mark_failed(conn, event_id: int, error: str) -> None:
     conn.execute("UPDATE events SET state = 'failed', error = ? WHERE id = ?", (error, event_id))
 
 
-def requeue_derived(conn) -> None:
-    """Put every event the projections derive from back to pending (reindex): done and
-    skipped ones, and failed ones that are not stubs of an oversized payload."""
-    conn.execute(
+def requeue_derived(conn) -> int:
+    """Put every event the projections derive from back to pending (a reindex, or a store
+    rebuilt after damage): done and skipped ones, and failed ones that are not stubs of an
+    oversized payload. Returns how many."""
+    return conn.execute(
         "UPDATE events SET state = 'pending', error = NULL, processed_at = NULL"
         " WHERE state IN ('done', 'skipped') OR (state = 'failed' AND payload NOT LIKE"
         " '{\"memhooks_stub\": true%')"
-    )
+    ).rowcount
+
+
+def mark_restart(conn, now: float) -> int:
+    """The first event of a journal restarted after damage, its id past any id the old one
+    can have had (ms since the epoch), so captures that point at old events never meet a
+    new one. Returns that id."""
+    first = int(now * 1000)
+    conn.execute(
+        "INSERT INTO events (id, received_at, hook_event_name, payload, state, error)"
+        " VALUES (?, ?, 'JournalRestart', ?, 'skipped', ?)",
+        (first, now, '{"hook_event_name": "JournalRestart"}', "journal restarted after damage"))
+    return first
 
 
 def spool_dir(db: str) -> str:

@@ -7,7 +7,7 @@ import sys
 
 from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.capture.journal import METADATA_ONLY, append, metadata_only, prepare
-from memhooks.store.connect import connect, transaction
+from memhooks.store.connect import closing, connect, transaction
 
 
 def _hook_name(raw: bytes) -> str | None:
@@ -26,9 +26,8 @@ def replay_file(path: str) -> dict:
     db = db_path()
     # Recorded payloads keep their own project (their cwd) unless one is named.
     project = project_dir() if os.environ.get("CLAUDE_PROJECT_DIR", "").strip() else None
-    conn = connect(db)
     events = 0
-    try:
+    with closing(connect(db)) as conn:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         try:
             with transaction(conn):
@@ -50,7 +49,5 @@ def replay_file(path: str) -> dict:
         from memhooks.ingest.pipeline import ingest_pending
 
         report = ingest_pending(conn, db)
-    finally:
-        conn.close()
     return {"events": events, "done": report.done, "skipped": report.skipped,
             "failed": report.failed, "documents_created": report.documents_created}

@@ -18,7 +18,14 @@ import os
 import sqlite3
 import time
 
-from memhooks.store.sqlite_file import ensure_journal_schema, ensure_wal, open_file, prepare_file, transaction
+from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
+from memhooks.store.sqlite_file import (
+    ensure_journal_schema,
+    ensure_wal,
+    open_file,
+    prepare_file,
+    transaction,
+)
 
 
 def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True) -> sqlite3.Connection:
@@ -131,17 +138,3 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
     return applied
 
-
-class closing:
-    """`with closing(connect(db)) as conn:` closes the connection on the way out, whatever
-    happens (contextlib.closing, without importing contextlib on the hot paths)."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        self.conn.close()
-        return False

@@ -204,20 +204,12 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
-        from memhooks.store.sqlite_file import ensure_journal_schema, open_file
+        from memhooks.capture.journal import mark_restart
+        from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
-        conn = open_file(jpath)
-        try:
+        with closing(open_file(jpath)) as conn:
             ensure_journal_schema(conn, "main")
-            first = int(time.time() * 1000)
-            conn.execute(
-                "INSERT INTO events (id, received_at, hook_event_name, payload, state, error)"
-                " VALUES (?, ?, 'JournalRestart', ?, 'skipped', ?)",
-                (first, time.time(), '{"hook_event_name": "JournalRestart"}',
-                 "journal restarted after damage"))
-            return first
-        finally:
-            conn.close()
+            return mark_restart(conn, time.time())
     except Exception:  # noqa: BLE001
         return None
 
@@ -225,19 +217,13 @@ def _restart_ids(jpath: str) -> int | None:
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
+    from memhooks.capture.journal import requeue_derived
     from memhooks.config import journal_path
-    from memhooks.store.sqlite_file import ensure_journal_schema, open_file
+    from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
-    conn = open_file(journal_path(db))
-    try:
+    with closing(open_file(journal_path(db))) as conn:
         ensure_journal_schema(conn, "main")
-        cur = conn.execute(
-            "UPDATE events SET state = 'pending', error = NULL, processed_at = NULL"
-            " WHERE state IN ('done', 'skipped')"
-            " OR (state = 'failed' AND payload NOT LIKE '{\"memhooks_stub\": true%')")
-        return cur.rowcount
-    finally:
-        conn.close()
+        return requeue_derived(conn)
 
 
 def due(db: str, interval: float = CHECK_INTERVAL_S) -> bool:

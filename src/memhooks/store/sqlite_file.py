@@ -167,3 +167,18 @@ class transaction:
             except sqlite3.Error:
                 pass
         return False
+
+
+class closing:
+    """`with closing(connect(db)) as conn:` closes the connection on the way out, whatever
+    happens (contextlib.closing, without importing contextlib on the hot paths)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.conn.close()
+        return False

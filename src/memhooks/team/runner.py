@@ -143,17 +143,13 @@ def background(args: list[str]) -> int:
             return background_push()
         if op == "pull":
             from memhooks.config import db_path, project_dir
-            from memhooks.store.connect import connect
+            from memhooks.store.connect import closing, connect
+            from memhooks.team.pull import pull
 
-            conn = connect(db_path())
-            try:
+            with closing(connect(db_path())) as conn:
                 if blocked(conn, "pull"):
                     return 0
-                from memhooks.team.pull import pull
-
                 run("pull", conn, pull, project=project_dir())
-            finally:
-                conn.close()
     except BaseException as exc:  # noqa: BLE001 - a background run is silent; failures are in the store
         from memhooks.team.store import TeamError
 
@@ -192,23 +188,19 @@ def maybe_pull(db: str) -> None:
         project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip() and project_dir()
         if not project or not os.path.isdir(project):
             return
-        from memhooks.store.connect import connect, transaction
+        from memhooks.store.connect import closing, connect, transaction
         from memhooks.store.team_local import get_state, set_state
+        from memhooks.team.pull import pull
 
         key = f"pull.at:{project}"
-        conn = connect(db)
-        try:
+        with closing(connect(db)) as conn:
             row = get_state(conn, key)
             if (row and row[1] and time.time() - row[1] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
                     or blocked(conn, "pull"):
                 return
             with transaction(conn):
                 set_state(conn, key, None, until=time.time())  # one attempt per interval, even a failed one
-            from memhooks.team.pull import pull
-
             run("pull", conn, pull, project=project)
-        finally:
-            conn.close()
     except BaseException as exc:  # noqa: BLE001
         from memhooks.team.store import TeamError
 
@@ -236,19 +228,15 @@ def background_push(db: str | None = None) -> int:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return 0
-            from memhooks.store.connect import connect
+            from memhooks.store.connect import closing, connect
             from memhooks.store.team_local import has_unpushed, pending_forgets
+            from memhooks.team.push import push
 
-            conn = connect(db)
-            try:
+            with closing(connect(db)) as conn:
                 if blocked(conn, "push") or not (has_unpushed(conn) or pending_forgets(conn)
                                                  or _other_work(conn)):
                     return 0
-                from memhooks.team.push import push
-
                 run("push", conn, push)
-            finally:
-                conn.close()
         finally:
             os.close(fd)
     except BaseException as exc:  # noqa: BLE001
