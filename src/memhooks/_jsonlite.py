@@ -45,3 +45,17 @@ def dumps_str(text: str) -> str:
 
         return json.dumps(text, ensure_ascii=False)
     return encode_basestring(text)
+
+
+def loads_object(raw) -> dict:
+    """A JSON object (stored metadata) as a dict; {} for anything else (None, '', bad JSON,
+    a list). A dict is returned as it is."""
+    if isinstance(raw, dict):
+        return raw
+    if not raw:
+        return {}
+    try:
+        value = loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,256 @@
+"""Every read query of the projections, in one place (standard library only).
+
+Readers (lc-cache-*, the serve decision, search, library lookup, stats, the MCP tools) call
+these functions and do no SQL of their own. Rows come back as `sqlite3.Row` (read by column
+name) or as plain values. Every value is bound as a parameter; the only text joined into a
+statement is built here from constants (placeholders, column lists, scope conditions).
+
+This module is on the hot paths: it imports nothing beyond `sqlite3` (json and re stay out).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+# ---- documents: search, serve, stats
+
+
+def _rows(conn, sql: str, params=()) -> sqlite3.Cursor:
+    """A cursor whose rows are read by name, whatever the connection's row factory."""
+    cur = conn.cursor()
+    cur.row_factory = sqlite3.Row
+    return cur.execute(sql, params)
+
+
+def _marks(values) -> str:
+    return ",".join("?" * len(values))
+
+
+def like_pattern(needle: str) -> str:
+    """A LIKE pattern (ESCAPE '\\') matching `needle` anywhere, its wildcards taken literally."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+# ----------------------------------------------------------------------------- FTS5 queries
+
+PREFIX_MIN_CHARS = 4     # shorter tokens are never prefix-matched (they expand to too many terms)
+
+
+def fts_term(token: str, prefix: bool = False) -> str:
+    """One token as a safe FTS5 string (`"` doubled), optionally prefix-matched."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return quoted + "*" if prefix else quoted
+
+
+def fts_query(tokens: list[str], op: str = "AND", prefix: bool = False) -> str | None:
+    """Tokens joined with AND/OR, each a safe FTS5 string (no user text is ever FTS5
+    syntax); with `prefix`, tokens of PREFIX_MIN_CHARS or more characters are
+    prefix-matched. None for no tokens."""
+    if not tokens:
+        return None
+    if op not in ("AND", "OR"):
+        raise ValueError(op)
+    return f" {op} ".join(fts_term(t, prefix and len(t) >= PREFIX_MIN_CHARS) for t in tokens)
+
+
+# ----------------------------------------------------------------------------- documents
+
+DOC_COLUMNS = (
+    "id, title, source, source_tool, type, url, library_id, topic, version, created_at,"
+    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated"
+)
+
+
+def documents_by_id(conn, ids: list[int]) -> dict[int, dict]:
+    """id -> the document's columns (DOC_COLUMNS, no content) for the ids that exist."""
+    if not ids:
+        return {}
+    rows = _rows(conn, f"SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({_marks(ids)})", ids)
+    return {r["id"]: dict(r) for r in rows}
+
+
+def document_with_content(conn, doc_id: int) -> dict | None:
+    """One document's columns and its `content`; None when there is no such id."""
+    row = _rows(conn, f"SELECT {DOC_COLUMNS}, content FROM documents WHERE id = ?",
+                (doc_id,)).fetchone()
+    return dict(row) if row is not None else None
+
+
+def document_content(conn, doc_id: int) -> str:
+    row = conn.execute("SELECT content FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    return (row[0] if row else "") or ""
+
+
+def document_head(conn, doc_id: int, chars: int) -> str:
+    """The first `chars` characters of a document's text ('' when there is none)."""
+    row = conn.execute("SELECT substr(content, 1, ?) FROM documents WHERE id = ?",
+                       (chars, doc_id)).fetchone()
+    return (row[0] if row else "") or ""
+
+
+def fts_ranked(conn, match: str, limit: int, *, window: int, title_weight: float,
+               body_weight: float) -> list[tuple[int, float]]:
+    """(rowid, bm25 score) of the best matches of an FTS5 query, best first.
+
+    Ranking costs time per matching row, so a query that matches more than `window`
+    documents (a common word) is ranked over its newest `window` matches only: FTS5 seeks
+    to that rowid instead of scoring the whole doclist. Raises sqlite3.OperationalError
+    for a query FTS5 refuses."""
+    row = conn.execute(
+        "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+        " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1)).fetchone()
+    sql = ("SELECT rowid, bm25(documents_fts, ?, ?) AS score FROM documents_fts"
+           " WHERE documents_fts MATCH ?")
+    args: tuple = (title_weight, body_weight, match)
+    if row is not None:
+        sql += " AND rowid >= ?"
+        args += (row[0],)
+    return [(r[0], r[1]) for r in conn.execute(sql + " ORDER BY score LIMIT ?", args + (limit,))]
+
+
+def fts_snippet(conn, match: str, doc_id: int, tokens: int) -> str | None:
+    """FTS5's snippet of the body for one matching document (None when it does not match)."""
+    row = conn.execute(
+        "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
+        " WHERE documents_fts MATCH ? AND rowid = ?", (tokens, match, doc_id)).fetchone()
+    return row[0] if row and row[0] else None
+
+
+def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
+    """The newest documents (among the newest `cap`) whose title or text contains `needle`,
+    title matches first. SQLite's LIKE folds ASCII case only, so the lower-cased needle is
+    tried as well."""
+    p, q = like_pattern(needle), like_pattern(needle.lower())
+    cond = "(title LIKE :p ESCAPE '\\' OR content LIKE :p ESCAPE '\\')"
+    title_first = "(title LIKE :p ESCAPE '\\')"
+    if q != p:
+        cond = f"({cond} OR title LIKE :q ESCAPE '\\' OR content LIKE :q ESCAPE '\\')"
+        title_first = "(title LIKE :p ESCAPE '\\' OR title LIKE :q ESCAPE '\\')"
+    rows = conn.execute(
+        "SELECT id FROM (SELECT id, title, content FROM documents ORDER BY id DESC LIMIT :cap)"
+        f" WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
+        {"cap": cap, "p": p, "q": q, "limit": limit}).fetchall()
+    return [r[0] for r in rows]
+
+
+def first_matched_library_ids(conn) -> list[str]:
+    """Library IDs that a tier1 entry reached by the disambiguation fallback ("first"
+    result, not an exact name match)."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT library_id FROM tier1 WHERE matched = 'first' AND library_id IS NOT NULL")]
+
+
+# ----------------------------------------------------------------------------- libraries
+
+# How libraries rank wherever several could answer a name: an exact title match first,
+# then an exact ID-tail match, then benchmark score, trust and code snippets.
+LIBRARY_RANK = ("coalesce(benchmark_score, 0) DESC, coalesce(trust_score, 0) DESC,"
+                " coalesce(code_snippets, 0) DESC")
+
+
+def negative_tier1(conn, keys: list[str], project: str, now: float):
+    """The newest fresh "not in Context7" tier1 entry for these name keys, this project's
+    first: a Row (project, expires_at) or None."""
+    if not keys:
+        return None
+    return _rows(conn,
+                 f"SELECT project, expires_at FROM tier1 WHERE name_key IN ({_marks(keys)})"
+                 " AND library_id IS NULL AND expires_at > ?"
+                 " ORDER BY (project = ?) DESC, resolved_at DESC LIMIT 1",
+                 (*keys, now, project or "")).fetchone()
+
+
+def library_versions(conn, library_id: str) -> str | None:
+    """The JSON list of known versions of a library (case-insensitive ID), or None."""
+    row = conn.execute("SELECT versions FROM libraries WHERE lower(library_id) = ?",
+                       (library_id.lower().rstrip("/"),)).fetchone()
+    return row[0] if row else None
+
+
+def cached_topics(conn, library_key: str, now: float, limit: int = 20) -> list[sqlite3.Row]:
+    """tier2 entries of a library, newest first: Rows (topic, document_id, fresh)."""
+    return _rows(conn,
+                 "SELECT topic, document_id, expires_at > ? AS fresh FROM tier2 WHERE library_key = ?"
+                 " ORDER BY fetched_at DESC LIMIT ?", (now, library_key, limit)).fetchall()
+
+
+def library_candidates(conn, keys: list[str], pattern: str, exclude: str,
+                       limit: int) -> list[sqlite3.Row]:
+    """Known libraries that could answer a name: exact title or ID-tail matches on `keys`,
+    then IDs or titles LIKE `pattern`; `exclude` (a lower-case ID) left out. Ranked by
+    LIBRARY_RANK within each kind of match."""
+    if not keys:
+        return []
+    marks = _marks(keys)
+    return _rows(conn,
+                 "SELECT library_id, title, description, code_snippets, reputation, trust_score,"
+                 f" benchmark_score, versions FROM libraries WHERE (title_key IN ({marks})"
+                 f" OR tail_key IN ({marks}) OR lower(library_id) LIKE ? ESCAPE '\\'"
+                 " OR title_key LIKE ? ESCAPE '\\') AND lower(library_id) != ?"
+                 f" ORDER BY (title_key IN ({marks})) DESC, (tail_key IN ({marks})) DESC,"
+                 f" {LIBRARY_RANK} LIMIT ?",
+                 (*keys, *keys, pattern, pattern, exclude, *keys, *keys, limit)).fetchall()
+
+
+def library_card(conn, library_id: str):
+    """What is known about one library (exact ID): a Row or None."""
+    return _rows(conn, "SELECT title, description, code_snippets, reputation, benchmark_score,"
+                       " versions, last_seen FROM libraries WHERE library_id = ?",
+                 (library_id,)).fetchone()
+
+
+def last_resolved_at(conn, library_id: str, now: float) -> float | None:
+    """When a fresh tier1 entry last resolved to this ID."""
+    return conn.execute("SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
+                        (library_id, now)).fetchone()[0]
+
+
+def pinned_versions(conn, project: str, base: str) -> list:
+    """Versions this project's tier1 (its lockfile, via the warm) records for a library ID
+    (lower-case, unversioned; a trailing slash also matches)."""
+    return [r[0] for r in conn.execute(
+        "SELECT version FROM tier1 WHERE project = ? AND version IS NOT NULL"
+        " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)", (project, base, base + "/"))]
+
+
+# ----------------------------------------------------------------------------- serving
+
+def tier2_documents(conn, library_keys, limit: int) -> list[sqlite3.Row]:
+    """tier2 entries of these library keys, newest first: Rows (document_id, topic,
+    fetched_at, library_key)."""
+    keys = list(library_keys)
+    return _rows(conn, "SELECT document_id, topic, fetched_at, library_key FROM tier2"
+                       f" WHERE library_key IN ({_marks(keys)}) ORDER BY fetched_at DESC LIMIT ?",
+                 (*keys, limit)).fetchall()
+
+
+def fts_rank_among(conn, match: str, ids: list[int], limit: int, *, title_weight: float,
+                   body_weight: float) -> list[int]:
+    """The best `limit` of `ids` for an FTS5 query (BM25), best first. `+rowid` filters the
+    one MATCH scan by the candidates; a plain `rowid IN` makes SQLite re-run the MATCH once
+    per candidate (milliseconds for a popular library)."""
+    return [r[0] for r in conn.execute(
+        f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({_marks(ids)})"
+        " ORDER BY bm25(documents_fts, ?, ?) LIMIT ?", (match, *ids, title_weight, body_weight, limit))]
+
+
+def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:
+    """id -> Row (content, bytes) for the ids that exist."""
+    if not ids:
+        return {}
+    return {r["id"]: r for r in _rows(conn, f"SELECT id, content, bytes FROM documents"
+                                            f" WHERE id IN ({_marks(ids)})", ids)}
+
+
+def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -> list[sqlite3.Row]:
+    """Documents of one source tool (and, given `tools`, one of those capturing tools) stored
+    under any of `urls`, the most recently captured first: Rows (id, content, metadata, url,
+    title, bytes, at). `+column` terms make SQLite look the URL up in its index instead of
+    walking every page of one tool."""
+    tool_filter = "+d.source_tool = ?" + (f" AND +d.tool IN ({_marks(tools)})" if tools else "")
+    return _rows(conn,
+                 "SELECT d.id, d.content, d.metadata, d.url, d.title, d.bytes, coalesce((SELECT"
+                 " max(c.captured_at) FROM captures c WHERE c.document_id = d.id), d.created_at_epoch)"
+                 f" AS at FROM documents d WHERE d.url IN ({_marks(urls)}) AND {tool_filter}"
+                 " ORDER BY at DESC", (*urls, source_tool, *tools)).fetchall()
