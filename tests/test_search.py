@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memhooks.recall import libraries, queries, render, search
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pipeline import ingest_pending
-from memhooks.store.projections import upsert_document
+from memhooks.recall import libraries, queries, render, search
 from memhooks.store.connect import connect, transaction
+from memhooks.store.projections import upsert_document
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"

@@ -87,7 +87,7 @@ def stats_cmd(as_json, html_file, project):
     """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
     from memhooks.cli._common import Fail, echo_json
     from memhooks.config import db_path
-    from memhooks.recall import stats
+    from memhooks.recall import stats, stats_render
 
     conn = _store(as_json)
     try:
@@ -98,14 +98,14 @@ def stats_cmd(as_json, html_file, project):
         try:
             tmp = f"{html_file}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(stats.render_html(data))
+                fh.write(stats_render.render_html(data))
             os.replace(tmp, html_file)
         except OSError as exc:
             raise Fail(f"cannot write {html_file}: {exc.strerror or exc}") from None
     if as_json:
         echo_json(data)
     else:
-        stats.render(data)
+        stats_render.render(data)
         if html_file:
             click.echo(f"wrote {html_file}")
 
