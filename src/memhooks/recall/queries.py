@@ -35,6 +35,8 @@ def like_pattern(needle: str) -> str:
 # ----------------------------------------------------------------------------- FTS5 queries
 
 PREFIX_MIN_CHARS = 4     # shorter tokens are never prefix-matched (they expand to too many terms)
+TITLE_WEIGHT = 10.0      # BM25 weights of documents_fts' columns: a title match counts 10x
+BODY_WEIGHT = 1.0
 
 
 def fts_term(token: str, prefix: bool = False) -> str:
@@ -89,8 +91,7 @@ def document_head(conn, doc_id: int, chars: int) -> str:
     return (row[0] if row else "") or ""
 
 
-def fts_ranked(conn, match: str, limit: int, *, window: int, title_weight: float,
-               body_weight: float) -> list[tuple[int, float]]:
+def fts_ranked(conn, match: str, limit: int, *, window: int) -> list[tuple[int, float]]:
     """(rowid, bm25 score) of the best matches of an FTS5 query, best first.
 
     Ranking costs time per matching row, so a query that matches more than `window`
@@ -102,7 +103,7 @@ def fts_ranked(conn, match: str, limit: int, *, window: int, title_weight: float
         " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1)).fetchone()
     sql = ("SELECT rowid, bm25(documents_fts, ?, ?) AS score FROM documents_fts"
            " WHERE documents_fts MATCH ?")
-    args: tuple = (title_weight, body_weight, match)
+    args: tuple = (TITLE_WEIGHT, BODY_WEIGHT, match)
     if row is not None:
         sql += " AND rowid >= ?"
         args += (row[0],)
@@ -225,14 +226,13 @@ def tier2_documents(conn, library_keys, limit: int) -> list[sqlite3.Row]:
                  (*keys, limit)).fetchall()
 
 
-def fts_rank_among(conn, match: str, ids: list[int], limit: int, *, title_weight: float,
-                   body_weight: float) -> list[int]:
-    """The best `limit` of `ids` for an FTS5 query (BM25), best first. `+rowid` filters the
+def fts_rank_among(conn, match: str, ids: list[int], limit: int) -> list[int]:
+    """The best `limit` of `ids` for an FTS5 query (BM25, the same weights), best first. `+rowid` filters the
     one MATCH scan by the candidates; a plain `rowid IN` makes SQLite re-run the MATCH once
     per candidate (milliseconds for a popular library)."""
     return [r[0] for r in conn.execute(
         f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({_marks(ids)})"
-        " ORDER BY bm25(documents_fts, ?, ?) LIMIT ?", (match, *ids, title_weight, body_weight, limit))]
+        " ORDER BY bm25(documents_fts, ?, ?) LIMIT ?", (match, *ids, TITLE_WEIGHT, BODY_WEIGHT, limit))]
 
 
 def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:

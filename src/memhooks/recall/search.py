@@ -37,8 +37,6 @@ from memhooks.recall import queries
 from memhooks.recall.queries import PREFIX_MIN_CHARS, fts_query
 from memhooks.recall.render import citation, repo_of
 
-TITLE_WEIGHT = 10.0
-BODY_WEIGHT = 1.0
 MAX_TOKENS = 32          # distinct tokens used from one query
 RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
 MAX_LIMIT = 100          # results per search
@@ -128,8 +126,7 @@ def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> in
 def _fts_ids(conn, match: str, limit: int) -> list[tuple[int, float]]:
     """BM25-ranked rowids for an FTS5 query built here (see queries.fts_ranked)."""
     try:
-        return queries.fts_ranked(conn, match, limit, window=RANK_WINDOW,
-                                  title_weight=TITLE_WEIGHT, body_weight=BODY_WEIGHT)
+        return queries.fts_ranked(conn, match, limit, window=RANK_WINDOW)
     except sqlite3.OperationalError:
         # Cannot happen for queries built here; never let a query be an error.
         return []

@@ -38,9 +38,6 @@ MAX_URLS = 10
 # C encoder (`_json`); names and IDs are checked with string methods. `re` is imported only
 # when captured text has to be cut into snippets (memhooks.recall.coverage).
 _C7_TOOLS = ("resolve-library-id", "query-docs", "get-library-docs")
-_EXA_TOOLS = ("web_fetch_exa", "crawling_exa")
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-CONTEXT7_DOCS = ("query-docs", "get-library-docs")
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
 
@@ -93,7 +90,7 @@ def classify(tool_name) -> str | None:
         if _off("MEMHOOKS_SERVE_CONTEXT7"):
             return None
         return "context7-resolve" if tool == "resolve-library-id" else "context7-docs"
-    if tool in _EXA_TOOLS and server_has_word(server, "exa") and not _off("MEMHOOKS_SERVE_EXA"):
+    if tool in EXA_FETCH and server_has_word(server, "exa") and not _off("MEMHOOKS_SERVE_EXA"):
         return "exa-fetch"
     return None
 
@@ -226,7 +223,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     if len(ids) <= TOP_DOCS:
         ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
     else:
-        ranked = queries.fts_rank_among(conn, match, ids, TOP_DOCS, title_weight=10.0, body_weight=1.0)
+        ranked = queries.fts_rank_among(conn, match, ids, TOP_DOCS)
     if not ranked:
         return None
     docs = queries.contents_by_id(conn, ranked)
