@@ -22,6 +22,17 @@ def _rows(conn, sql: str, params=()) -> sqlite3.Cursor:
     return cur.execute(sql, params)
 
 
+def _value(conn, sql: str, params=()):
+    """The one value a one-column, one-row query returns (None for no row)."""
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
+
+
+def _column(conn, sql: str, params=()) -> list:
+    """The values of a one-column query."""
+    return [r[0] for r in conn.execute(sql, params)]
+
+
 def _marks(values) -> str:
     return ",".join("?" * len(values))
 
@@ -80,15 +91,13 @@ def document_with_content(conn, doc_id: int) -> dict | None:
 
 
 def document_content(conn, doc_id: int) -> str:
-    row = conn.execute("SELECT content FROM documents WHERE id = ?", (doc_id,)).fetchone()
-    return (row[0] if row else "") or ""
+    return _value(conn, "SELECT content FROM documents WHERE id = ?", (doc_id,)) or ""
 
 
 def document_head(conn, doc_id: int, chars: int) -> str:
     """The first `chars` characters of a document's text ('' when there is none)."""
-    row = conn.execute("SELECT substr(content, 1, ?) FROM documents WHERE id = ?",
-                       (chars, doc_id)).fetchone()
-    return (row[0] if row else "") or ""
+    return _value(conn, "SELECT substr(content, 1, ?) FROM documents WHERE id = ?",
+                  (chars, doc_id)) or ""
 
 
 def fts_ranked(conn, match: str, limit: int, *, window: int) -> list[tuple[int, float]]:
@@ -98,24 +107,21 @@ def fts_ranked(conn, match: str, limit: int, *, window: int) -> list[tuple[int, 
     documents (a common word) is ranked over its newest `window` matches only: FTS5 seeks
     to that rowid instead of scoring the whole doclist. Raises sqlite3.OperationalError
     for a query FTS5 refuses."""
-    row = conn.execute(
-        "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
-        " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1)).fetchone()
-    sql = ("SELECT rowid, bm25(documents_fts, ?, ?) AS score FROM documents_fts"
+    floor = _value(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+                         " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1))
+    sql = ("SELECT rowid AS id, bm25(documents_fts, ?, ?) AS score FROM documents_fts"
            " WHERE documents_fts MATCH ?")
     args: tuple = (TITLE_WEIGHT, BODY_WEIGHT, match)
-    if row is not None:
+    if floor is not None:
         sql += " AND rowid >= ?"
-        args += (row[0],)
-    return [(r[0], r[1]) for r in conn.execute(sql + " ORDER BY score LIMIT ?", args + (limit,))]
+        args += (floor,)
+    return [(r["id"], r["score"]) for r in _rows(conn, sql + " ORDER BY score LIMIT ?", args + (limit,))]
 
 
 def fts_snippet(conn, match: str, doc_id: int, tokens: int) -> str | None:
     """FTS5's snippet of the body for one matching document (None when it does not match)."""
-    row = conn.execute(
-        "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
-        " WHERE documents_fts MATCH ? AND rowid = ?", (tokens, match, doc_id)).fetchone()
-    return row[0] if row and row[0] else None
+    return _value(conn, "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
+                        " WHERE documents_fts MATCH ? AND rowid = ?", (tokens, match, doc_id)) or None
 
 
 def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
@@ -128,18 +134,17 @@ def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
     if q != p:
         cond = f"({cond} OR title LIKE :q ESCAPE '\\' OR content LIKE :q ESCAPE '\\')"
         title_first = "(title LIKE :p ESCAPE '\\' OR title LIKE :q ESCAPE '\\')"
-    rows = conn.execute(
-        "SELECT id FROM (SELECT id, title, content FROM documents ORDER BY id DESC LIMIT :cap)"
-        f" WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
-        {"cap": cap, "p": p, "q": q, "limit": limit}).fetchall()
-    return [r[0] for r in rows]
+    return _column(conn,
+                   "SELECT id FROM (SELECT id, title, content FROM documents ORDER BY id DESC LIMIT :cap)"
+                   f" WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
+                   {"cap": cap, "p": p, "q": q, "limit": limit})
 
 
 def first_matched_library_ids(conn) -> list[str]:
     """Library IDs that a tier1 entry reached by the disambiguation fallback ("first"
     result, not an exact name match)."""
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT library_id FROM tier1 WHERE matched = 'first' AND library_id IS NOT NULL")]
+    return _column(conn, "SELECT DISTINCT library_id FROM tier1"
+                         " WHERE matched = 'first' AND library_id IS NOT NULL")
 
 
 # ----------------------------------------------------------------------------- libraries
@@ -164,9 +169,8 @@ def negative_tier1(conn, keys: list[str], project: str, now: float):
 
 def library_versions(conn, library_id: str) -> str | None:
     """The JSON list of known versions of a library (case-insensitive ID), or None."""
-    row = conn.execute("SELECT versions FROM libraries WHERE lower(library_id) = ?",
-                       (library_id.lower().rstrip("/"),)).fetchone()
-    return row[0] if row else None
+    return _value(conn, "SELECT versions FROM libraries WHERE lower(library_id) = ?",
+                  (library_id.lower().rstrip("/"),))
 
 
 def cached_topics(conn, library_key: str, now: float, limit: int = 20) -> list[sqlite3.Row]:
@@ -203,16 +207,16 @@ def library_card(conn, library_id: str):
 
 def last_resolved_at(conn, library_id: str, now: float) -> float | None:
     """When a fresh tier1 entry last resolved to this ID."""
-    return conn.execute("SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
-                        (library_id, now)).fetchone()[0]
+    return _value(conn, "SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
+                  (library_id, now))
 
 
 def pinned_versions(conn, project: str, base: str) -> list:
     """Versions this project's tier1 (its lockfile, via the warm) records for a library ID
     (lower-case, unversioned; a trailing slash also matches)."""
-    return [r[0] for r in conn.execute(
-        "SELECT version FROM tier1 WHERE project = ? AND version IS NOT NULL"
-        " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)", (project, base, base + "/"))]
+    return _column(conn, "SELECT version FROM tier1 WHERE project = ? AND version IS NOT NULL"
+                         " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)",
+                   (project, base, base + "/"))
 
 
 # ----------------------------------------------------------------------------- serving
@@ -230,9 +234,9 @@ def fts_rank_among(conn, match: str, ids: list[int], limit: int) -> list[int]:
     """The best `limit` of `ids` for an FTS5 query (BM25, the same weights), best first. `+rowid` filters the
     one MATCH scan by the candidates; a plain `rowid IN` makes SQLite re-run the MATCH once
     per candidate (milliseconds for a popular library)."""
-    return [r[0] for r in conn.execute(
-        f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({_marks(ids)})"
-        " ORDER BY bm25(documents_fts, ?, ?) LIMIT ?", (match, *ids, TITLE_WEIGHT, BODY_WEIGHT, limit))]
+    return _column(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+                         f" AND +rowid IN ({_marks(ids)}) ORDER BY bm25(documents_fts, ?, ?) LIMIT ?",
+                   (match, *ids, TITLE_WEIGHT, BODY_WEIGHT, limit))
 
 
 def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:
