@@ -100,6 +100,8 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
 
 def _import(conn, pg, rows, project) -> dict[str, int]:
     """Bring the hits into the local store; returns content_hash -> local id."""
+    from psycopg.rows import dict_row
+
     from memhooks.store import team_local as tl
     from memhooks.store.connect import transaction
     from memhooks.store.projections import touch_documents, upsert_document
@@ -119,17 +121,19 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
     fetched = []
     if need:
         with pg.transaction():
-            fetched = pg.execute(
+            fetched = pg.cursor(row_factory=dict_row).execute(
                 "SELECT content_hash, source, source_tool, title, content, type, metadata, url,"
                 " library_id, topic, version FROM documents WHERE id = ANY(%s)", (need,)).fetchall()
     from memhooks.team.pull import _with_team
 
     with transaction(conn):
-        for digest, source, tool, title, content, dtype, meta, url, lid, topic, version in fetched:
-            doc_id, _ = upsert_document(conn, project=project or "", source=source or "",
-                                        source_tool=tool or "web", content=content, title=title,
-                                        type=dtype, url=url, library_id=lid, topic=topic,
-                                        version=version, metadata=_with_team(meta, members.get(digest, 0)),
+        for r in fetched:
+            digest = r["content_hash"]
+            doc_id, _ = upsert_document(conn, project=project or "", source=r["source"] or "",
+                                        source_tool=r["source_tool"] or "web", content=r["content"],
+                                        title=r["title"], type=r["type"], url=r["url"],
+                                        library_id=r["library_id"], topic=r["topic"], version=r["version"],
+                                        metadata=_with_team(r["metadata"], members.get(digest, 0)),
                                         tool="team-search")
             if doc_id is not None:
                 have[digest] = doc_id
