@@ -22,6 +22,11 @@ of `memhooks search/show` and the MCP tools.
 
 from __future__ import annotations
 
+import time
+
+from memhooks._jsonlite import loads_object
+from memhooks.names import checked_library_id
+
 FENCE_BEGIN = "--- begin (reference only) ---"
 FENCE_END = "--- end (reference only) ---"
 REFERENCE_NOTE = (
@@ -204,15 +209,11 @@ def iso_utc(epoch) -> str | None:
     """`2026-01-02T03:04:05Z`, or None when there is no time."""
     if epoch is None:
         return None
-    import time
-
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def when_utc(epoch: float) -> str:
     """`2026-01-02 03:04 UTC` (minutes), for a line a person or the agent reads."""
-    import time
-
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
 
 
@@ -237,8 +238,6 @@ def citation(doc: dict, matched_first: bool = False) -> str:
     when the library was picked by the disambiguation fallback; exa:
     `[exa: <url>]`; WebFetch: `[web: <url>]`; WebSearch: `[web: search "<query>"]`.
     """
-    from memhooks._jsonlite import loads_object
-
     tool = (doc.get("source_tool") or "").lower()
     url = doc.get("url")
     if tool == "context7":
@@ -283,8 +282,6 @@ def fenced(result: dict) -> dict:
 
 def _lid(value) -> str:
     """A library ID for display: itself when it has the Context7 shape, else withheld."""
-    from memhooks.names import checked_library_id
-
     return checked_library_id(value) or "(malformed library ID withheld)"
 
 
