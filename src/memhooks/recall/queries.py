@@ -150,7 +150,8 @@ def first_matched_library_ids(conn) -> list[str]:
 # ----------------------------------------------------------------------------- libraries
 
 # How libraries rank wherever several could answer a name: an exact title match first,
-# then an exact ID-tail match, then benchmark score, trust and code snippets.
+# then an exact ID-tail match, then benchmark score, trust and code snippets (unknown = 0).
+# The tier1 fallback (find_library) picks the first of the same order; a test pins that.
 LIBRARY_RANK = ("coalesce(benchmark_score, 0) DESC, coalesce(trust_score, 0) DESC,"
                 " coalesce(code_snippets, 0) DESC")
 

@@ -34,7 +34,6 @@ import time
 
 from memhooks._jsonlite import loads_object
 from memhooks.recall import queries
-from memhooks.recall.queries import PREFIX_MIN_CHARS, fts_query
 from memhooks.recall.render import citation, repo_of
 
 MAX_TOKENS = 32          # distinct tokens used from one query
@@ -135,14 +134,14 @@ def _fts_ids(conn, match: str, limit: int) -> list[tuple[int, float]]:
 def _fts_search(conn, tokens: list[str], limit: int) -> tuple[list[tuple[int, float, str]], str | None]:
     """AND (exact words, then with prefixes when that found fewer than `limit`),
     then OR the same way when AND found nothing. Returns (hits, the FTS query used)."""
-    prefixable = any(len(t) >= PREFIX_MIN_CHARS for t in tokens)
+    prefixable = any(len(t) >= queries.PREFIX_MIN_CHARS for t in tokens)
     ops = ["AND"] + (["OR"] if len(tokens) > 1 else [])
     for op in ops:
         how = "fts" if op == "AND" else "fts-any"
-        match = fts_query(tokens, op)
+        match = queries.fts_query(tokens, op)
         hits = _fts_ids(conn, match, limit)
         if len(hits) < limit and prefixable:
-            wider = fts_query(tokens, op, prefix=True)
+            wider = queries.fts_query(tokens, op, prefix=True)
             more = _fts_ids(conn, wider, limit)
             if len(more) > len(hits):
                 hits, match = more, wider
