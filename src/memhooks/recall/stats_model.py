@@ -115,7 +115,7 @@ class _Served(_Strict):
 
 
 class ServedByTool(_Served):
-    tool: str  # context7-resolve, context7-docs, webfetch or exa-fetch
+    tool: str | None  # context7-resolve, context7-docs, webfetch or exa-fetch
 
 
 class ServedByLibrary(_Served):
