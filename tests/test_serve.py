@@ -10,8 +10,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from conftest import ingest, load_payload, run_hook
 
+from conftest import ingest, load_payload, run_hook
 from memhooks.recall import serve
 from memhooks.recall.coverage import choose, may_cover, query_stems, snippets, stem
 from memhooks.recall.render import FENCE_BEGIN
