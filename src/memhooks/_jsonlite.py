@@ -59,3 +59,12 @@ def loads_object(raw) -> dict:
     except (TypeError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def loads_strings(raw) -> list[str]:
+    """The strings of a JSON list (stored versions); [] for anything else."""
+    try:
+        value = loads(raw) if raw else []
+    except (TypeError, ValueError):
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from memhooks._jsonlite import loads
+from memhooks._jsonlite import loads_strings
 from memhooks.names import library_key, lookup_keys
 from memhooks.recall import queries
 from memhooks.recall.lc_cache import lookup
@@ -44,21 +44,13 @@ def lookup_library(conn, name: str, project: str, *, alternatives: int = 8,
             }
     chosen = (answer["library_id"] or "").lower()
     if chosen:
-        answer["known_versions"] = _versions(queries.library_versions(conn, chosen))
+        answer["known_versions"] = loads_strings(queries.library_versions(conn, chosen))
         answer["cached_topics"] = [
             {"topic": r["topic"], "document_id": r["document_id"], "fresh": bool(r["fresh"])}
             for r in queries.cached_topics(conn, library_key(answer["library_id"]), now)
         ]
     answer["alternatives"] = candidates(conn, name, exclude=chosen, limit=alternatives)
     return answer
-
-
-def _versions(raw) -> list[str]:
-    try:
-        values = loads(raw) if raw else []
-    except (TypeError, ValueError):
-        return []
-    return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
 
 def candidates(conn, name: str, *, exclude: str = "", limit: int = 8) -> list[dict]:
@@ -70,5 +62,5 @@ def candidates(conn, name: str, *, exclude: str = "", limit: int = 8) -> list[di
     return [{"library_id": r["library_id"], "title": r["title"], "description": r["description"],
              "code_snippets": r["code_snippets"], "reputation": r["reputation"],
              "trust_score": r["trust_score"], "benchmark_score": r["benchmark_score"],
-             "versions": _versions(r["versions"])}
+             "versions": loads_strings(r["versions"])}
             for r in queries.library_candidates(conn, bare, pattern, exclude, limit)]

@@ -26,7 +26,7 @@ import sqlite3
 import sys
 import time
 
-from memhooks._jsonlite import dumps_str, loads, loads_object
+from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
 from memhooks.recall import queries
 
 MAX_STDIN = 1024 * 1024
@@ -168,10 +168,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
             lines.append(f"- Code Snippets: {row['code_snippets']}")
         if row["reputation"]:
             lines.append(f"- Source Reputation: {row['reputation']}")
-        try:
-            versions = [v for v in loads(row["versions"] or "[]") if isinstance(v, str)]
-        except (ValueError, TypeError):
-            versions = []
+        versions = loads_strings(row["versions"])
         if versions:
             lines.append(f"- Versions: {', '.join(versions[:30])}")
     if hit.get("version"):
