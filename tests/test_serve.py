@@ -10,10 +10,11 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from conftest import ingest, load_payload, run_hook
 
+from conftest import ingest, load_payload, run_hook
 from memhooks.recall import serve
 from memhooks.recall.coverage import choose, may_cover, query_stems, snippets, stem
+from memhooks.recall.render import FENCE_BEGIN
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import (
     upsert_document,
@@ -535,3 +536,15 @@ def test_a_miss_imports_neither_json_nor_re(store, tmp_path):
         mods = set(line.split()[1:])
         assert "memhooks.recall.serve" in mods
         assert not {"json", "re", "enum", "datetime", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)
+
+
+def test_a_served_library_id_imports_neither_json_nor_re(store, tmp_path):
+    """The served text is fenced by memhooks.recall.render alone (the search module, with
+    json and re, stays out of the hook)."""
+    p = _capture(store, "c7_resolve_react")
+    trace = tmp_path / "trace"
+    got = hook(pre(p), env=dict(os.environ, MEMHOOKS_TRACE_IMPORTS=str(trace)))
+    assert got is not None and FENCE_BEGIN in got["hookSpecificOutput"]["permissionDecisionReason"]
+    mods = set(trace.read_text().split()[1:])
+    assert "memhooks.recall.render" in mods and "memhooks.recall.search" not in mods
+    assert not {"json", "re", "enum", "datetime", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)

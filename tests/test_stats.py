@@ -6,16 +6,15 @@ from __future__ import annotations
 import io
 import json
 import os
+import typing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from memhooks.recall import search
-
-from memhooks.recall import stats
-from memhooks.recall.lc_cache import lookup, lookup_docs
 from memhooks.cli.main import main as cli_main
+from memhooks.recall import search, stats, stats_render
+from memhooks.recall.lc_cache import lookup, lookup_docs
 from memhooks.store.connect import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +74,7 @@ def test_empty_store(env):
     assert data["tier1"]["hit_rate"] is None
     assert data["events"]["by_state"] == {"pending": 0, "done": 0, "failed": 0, "skipped": 0}
     assert data["db"]["file_bytes"] > 0
-    stats.render(data)  # no crash on empty tables
+    stats_render.render(data)  # no crash on empty tables
 
 
 def test_gather_counts_everything(filled):
@@ -206,7 +205,7 @@ def test_render_to_console(filled):
     finally:
         conn.close()
     buf = io.StringIO()
-    stats.render(data, console=Console(file=buf, width=140))
+    stats_render.render(data, console=Console(file=buf, width=140))
     assert "context7" in buf.getvalue() and "hit rate" in buf.getvalue()
 
 
@@ -258,9 +257,9 @@ def test_terminal_output_fits_80_columns_with_plurals_and_a_chart(filled):
 
 
 def test_plural():
-    assert stats.plural(1, "document") == "1 document"
-    assert stats.plural(0, "document") == "0 documents"
-    assert stats.plural(2_000, "read") == "2,000 reads"
+    assert stats_render.plural(1, "document") == "1 document"
+    assert stats_render.plural(0, "document") == "0 documents"
+    assert stats_render.plural(2_000, "read") == "2,000 reads"
 
 
 def test_empty_store_says_what_to_do_next(env):
@@ -271,3 +270,52 @@ def test_empty_store_says_what_to_do_next(env):
                   "memhooks warm", "0 documents"):
         assert words in res.output
     assert "Documents:" not in res.output and "┏" not in res.output  # no empty tables
+
+
+def test_the_json_shape_is_checked_and_documented(filled):
+    """gather() is checked by the pydantic model of `stats --json`; a drifted key is an
+    error, and every key the model knows is in docs/stats-json.md."""
+    import pydantic
+
+    from memhooks.recall.stats_model import StatsReport, check
+
+    conn = connect(filled["db"])
+    try:
+        data = stats.gather(conn, filled["db"])
+    finally:
+        conn.close()
+    assert check(data) is data
+    broken = json.loads(json.dumps(data))
+    broken["captures"]["dedup_saved"] = broken["captures"].pop("dedup_saved_bytes")
+    with pytest.raises(pydantic.ValidationError):
+        check(broken)
+    broken = json.loads(json.dumps(data))
+    broken["tier1"]["hits"] = "3"
+    with pytest.raises(pydantic.ValidationError):
+        check(broken)
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "stats-json.md").read_text()
+
+    def keys(model, prefix=""):
+        for name, field in model.model_fields.items():
+            key = prefix + (field.alias or name)
+            yield key
+            many = typing.get_origin(field.annotation) is list
+            for sub in _models(field.annotation):
+                yield from keys(sub, key + ("[]." if many else "."))
+
+    found = list(keys(StatsReport))
+    assert len(found) > 80
+    for key in found:
+        bare = key.removeprefix("events.by_state.")  # listed as "exactly the keys `pending`, ..."
+        assert f"`{key}`" in doc or (bare != key and f"`{bare}`" in doc), key
+
+
+def _models(annotation) -> list:
+    from pydantic import BaseModel
+
+    out = []
+    for a in (annotation, *typing.get_args(annotation)):
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            out.append(a)
+    return out

@@ -45,3 +45,26 @@ def dumps_str(text: str) -> str:
 
         return json.dumps(text, ensure_ascii=False)
     return encode_basestring(text)
+
+
+def loads_object(raw) -> dict:
+    """A JSON object (stored metadata) as a dict; {} for anything else (None, '', bad JSON,
+    a list). A dict is returned as it is."""
+    if isinstance(raw, dict):
+        return raw
+    if not raw:
+        return {}
+    try:
+        value = loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def loads_strings(raw) -> list[str]:
+    """The strings of a JSON list (stored versions); [] for anything else."""
+    try:
+        value = loads(raw) if raw else []
+    except (TypeError, ValueError):
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

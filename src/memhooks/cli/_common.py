@@ -37,7 +37,7 @@ def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str
     if as_json:
         echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
         sys.exit(1)
-    from memhooks.recall.stats import next_steps_lines
+    from memhooks.recall.stats_render import next_steps_lines
 
     click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}. Next:")
     for line in next_steps_lines():

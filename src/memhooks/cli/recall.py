@@ -34,7 +34,7 @@ def search_cmd(query, limit, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access."""
-    from memhooks.recall import search
+    from memhooks.recall import render, search
     from memhooks.cli._common import echo_json
 
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
@@ -49,9 +49,9 @@ def search_cmd(query, limit, as_json, team):
         conn.close()
     if as_json:
         echo_json({"query": query, "count": len(results),
-                   "results": [search.fenced(r) for r in results]})
+                   "results": [render.fenced(r) for r in results]})
         return
-    click.echo(search.results_markdown(query, results, person=True))
+    click.echo(render.results_markdown(query, results, person=True))
 
 
 @click.command("show")
@@ -61,7 +61,7 @@ def search_cmd(query, limit, as_json, team):
 @click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
 def show_cmd(doc_id, max_chars, as_json):
     """Print one cached document by ID (counts one access)."""
-    from memhooks.recall import search
+    from memhooks.recall import render, search
     from memhooks.cli._common import Fail, echo_json
 
     conn = _store(as_json, {"id": doc_id})
@@ -70,11 +70,11 @@ def show_cmd(doc_id, max_chars, as_json):
     finally:
         conn.close()
     if doc is None:
-        raise Fail(f"no document with id {search.one_line(doc_id, 40)}")
+        raise Fail(f"no document with id {render.one_line(doc_id, 40)}")
     if as_json:
-        echo_json(search.fenced(doc))
+        echo_json(render.fenced(doc))
         return
-    click.echo(search.document_markdown(doc))
+    click.echo(render.document_markdown(doc))
 
 
 @click.command("stats")
@@ -87,7 +87,7 @@ def stats_cmd(as_json, html_file, project):
     """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
     from memhooks.cli._common import Fail, echo_json
     from memhooks.config import db_path
-    from memhooks.recall import stats
+    from memhooks.recall import stats, stats_render
 
     conn = _store(as_json)
     try:
@@ -98,14 +98,14 @@ def stats_cmd(as_json, html_file, project):
         try:
             tmp = f"{html_file}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(stats.render_html(data))
+                fh.write(stats_render.render_html(data))
             os.replace(tmp, html_file)
         except OSError as exc:
             raise Fail(f"cannot write {html_file}: {exc.strerror or exc}") from None
     if as_json:
         echo_json(data)
     else:
-        stats.render(data)
+        stats_render.render(data)
         if html_file:
             click.echo(f"wrote {html_file}")
 

@@ -12,7 +12,6 @@ import time
 
 from memhooks.recall.queries import find_tier1, find_tier2, has_pending
 
-
 # --------------------------------------------------------------------------- lookups
 
 def _find_fresh(conn, find, on_pending):
@@ -26,8 +25,8 @@ def _find_fresh(conn, find, on_pending):
 
 def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
     """tier1 lookup that counts a hit or a miss."""
-    from memhooks.store.projections import count
     from memhooks.store.connect import transaction
+    from memhooks.store.projections import count
 
     hit = _find_fresh(conn, lambda: find_tier1(conn, name, project), on_pending)
     with transaction(conn):
@@ -38,8 +37,8 @@ def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
                 on_pending=None) -> tuple[int, str] | None:
     """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
-    from memhooks.store.projections import count, touch_documents
     from memhooks.store.connect import transaction
+    from memhooks.store.projections import count, touch_documents
 
     hit = _find_fresh(conn, lambda: find_tier2(conn, library_id, topic), on_pending)
     with transaction(conn):

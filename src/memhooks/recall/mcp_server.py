@@ -1,6 +1,7 @@
 """`memhooks mcp`: the recall tools over stdio with the official MCP SDK.
 
-Tools (thin over memhooks.recall.search and memhooks.recall.lc_cache):
+Tools (thin over memhooks.recall.search and memhooks.recall.libraries; markdown from
+memhooks.recall.render):
 
 * `search_documents(query, limit=10)`: BM25 search over every cached document.
 * `get_document(id, max_chars=20000)`: one document's full text.
@@ -19,6 +20,7 @@ only its low-level stdio server (see build_server), and the store is opened per 
 
 import os
 import sys
+from contextlib import closing
 
 SERVER_NAME = "memhooks"
 
@@ -95,12 +97,13 @@ def _store_guard(fn):
 @_store_guard
 def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
     from memhooks.recall import search
+    from memhooks.recall.render import one_line, results_markdown
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
         return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
-                f"got {search.one_line(str(limit), 20)}"), True
+                f"got {one_line(str(limit), 20)}"), True
     if scope not in SCOPES:
-        return f"scope must be one of {', '.join(SCOPES)}; got {search.one_line(str(scope), 20)}", True
+        return f"scope must be one of {', '.join(SCOPES)}; got {one_line(str(scope), 20)}", True
     if scope == "team":
         from memhooks.team.search import tool_search_team
 
@@ -108,43 +111,39 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
     conn = _open_reader()
     if conn is None:
         return NO_STORE, False
-    try:
+    with closing(conn):
         results = search.search_documents(conn, query, limit)
-    finally:
-        conn.close()
-    return search.results_markdown(query, results), False
+    return results_markdown(query, results), False
 
 
 @_store_guard
 def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
     from memhooks.recall import search
+    from memhooks.recall.render import document_markdown, one_line
 
     conn = _open_reader()
     if conn is None:
         return NO_STORE, True
-    try:
+    with closing(conn):
         doc = search.get_document(conn, doc_id, max_chars)
-    finally:
-        conn.close()
     if doc is None:
-        return (f"No cached document with id {search.one_line(str(doc_id), 40)}. "
+        return (f"No cached document with id {one_line(str(doc_id), 40)}. "
                 "Use search_documents to find ids."), True
-    return search.document_markdown(doc), False
+    return document_markdown(doc), False
 
 
 @_store_guard
 def tool_lookup(name: str) -> tuple[str, bool]:
     from memhooks.config import project_dir
-    from memhooks.recall import search
+    from memhooks.recall.libraries import lookup_library
+    from memhooks.recall.render import library_markdown
 
     conn = _open_reader()
     if conn is None:
         return NO_STORE, False
-    try:
-        answer = search.lookup_library(conn, name, project_dir())
-    finally:
-        conn.close()
-    return search.library_markdown(answer), False
+    with closing(conn):
+        answer = lookup_library(conn, name, project_dir())
+    return library_markdown(answer), False
 
 
 # name -> (description, [(argument, JSON type, default or REQUIRED)], tool function)

@@ -2,7 +2,12 @@
 it, so nothing here imports json or re at import time).
 
 Writers live in memhooks.store (projections) and memhooks.capture.journal (events); this
-module only reads. Rows are sqlite3.Row (read by column name).
+module only reads. Readers (lc-cache-*, the serve decision, the SessionStart fast path,
+search, library lookup, stats, the MCP tools, the warm, the ingester, doctor) call these
+functions and do no SQL of their own. Rows come back as `sqlite3.Row` (read by column
+name, whatever the connection's row factory) or as plain values. Every value is bound as a
+parameter; the only text joined into a statement is built here from constants
+(placeholders, column lists, scope conditions).
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ import time
 from memhooks.names import library_key, lookup_keys, loose_key, topic_key
 
 
-
 def _rows(conn, sql: str, params=()):
     """A cursor whose rows are sqlite3.Row, whatever the connection's row factory (the serve
     decision opens its own read-only connection)."""
@@ -22,7 +26,7 @@ def _rows(conn, sql: str, params=()):
     return cur
 
 
-# ---- tier1/tier2, warm state, journal
+# ----------------------------------------------------------------------------- tier1, tier2, warm state, journal
 
 
 def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict | None:
@@ -56,6 +60,11 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
     return None
 
 
+# How libraries rank wherever several could answer a name: an exact title match first,
+# then an exact ID-tail match, then benchmark score, trust and code snippets (unknown = 0).
+# find_library (the tier1 fallback) and the alternatives of a library lookup both use it.
+LIBRARY_RANK = ("coalesce(benchmark_score, 0) DESC, coalesce(trust_score, 0) DESC,"
+                " coalesce(code_snippets, 0) DESC")
 LIBRARY_COLUMNS = ("library_id, title, description, code_snippets, reputation, trust_score,"
                    " benchmark_score, versions")
 
@@ -86,8 +95,7 @@ def rank_libraries(conn, name: str, *, pattern: str | None = None, exclude: str 
     return _rows(
         conn,
         f"SELECT {LIBRARY_COLUMNS} FROM libraries WHERE {where}"  # noqa: S608
-        f" ORDER BY ({title}) DESC, ({title} OR {tail}) DESC, coalesce(benchmark_score, 0) DESC,"
-        " coalesce(trust_score, 0) DESC, coalesce(code_snippets, 0) DESC LIMIT ?",
+        f" ORDER BY ({title}) DESC, ({title} OR {tail}) DESC, {LIBRARY_RANK} LIMIT ?",
         (*params, *bare, *bare, *bare, limit),
     ).fetchall()
 
@@ -119,8 +127,9 @@ def project_tier1(conn, project: str, name_key: str):
 
 
 def library_versions(conn, library_id: str) -> str | None:
-    """The JSON list of a library's known versions, as stored (or None)."""
-    row = _rows(conn, "SELECT versions FROM libraries WHERE library_id = ?", (library_id,)).fetchone()
+    """The JSON list of a library's known versions, as stored (case-insensitive ID), or None."""
+    row = _rows(conn, "SELECT versions FROM libraries WHERE lower(library_id) = ?",
+                (library_id.lower().rstrip("/"),)).fetchone()
     return row["versions"] if row else None
 
 
@@ -190,4 +199,344 @@ def main_file(conn) -> str:
     return conn.execute("PRAGMA database_list").fetchone()[2]
 
 
-# ---- documents: search, serve, stats
+# ----------------------------------------------------------------------------- documents: search, serve, stats
+
+
+
+
+def _value(conn, sql: str, params=()):
+    """The one value a one-column, one-row query returns (None for no row)."""
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
+
+
+def _column(conn, sql: str, params=()) -> list:
+    """The values of a one-column query."""
+    return [r[0] for r in conn.execute(sql, params)]
+
+
+def _marks(values) -> str:
+    return ",".join("?" * len(values))
+
+
+def like_pattern(needle: str) -> str:
+    """A LIKE pattern (ESCAPE '\\') matching `needle` anywhere, its wildcards taken literally."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+# ----------------------------------------------------------------------------- FTS5 queries
+
+PREFIX_MIN_CHARS = 4     # shorter tokens are never prefix-matched (they expand to too many terms)
+TITLE_WEIGHT = 10.0      # BM25 weights of documents_fts' columns: a title match counts 10x
+BODY_WEIGHT = 1.0
+
+
+def fts_term(token: str, prefix: bool = False) -> str:
+    """One token as a safe FTS5 string (`"` doubled), optionally prefix-matched."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    return quoted + "*" if prefix else quoted
+
+
+def fts_query(tokens: list[str], op: str = "AND", prefix: bool = False) -> str | None:
+    """Tokens joined with AND/OR, each a safe FTS5 string (no user text is ever FTS5
+    syntax); with `prefix`, tokens of PREFIX_MIN_CHARS or more characters are
+    prefix-matched. None for no tokens."""
+    if not tokens:
+        return None
+    if op not in ("AND", "OR"):
+        raise ValueError(op)
+    return f" {op} ".join(fts_term(t, prefix and len(t) >= PREFIX_MIN_CHARS) for t in tokens)
+
+
+# ----------------------------------------------------------------------------- documents
+
+DOC_COLUMNS = (
+    "id, title, source, source_tool, type, url, library_id, topic, version, created_at,"
+    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated"
+)
+
+
+def documents_by_id(conn, ids: list[int]) -> dict[int, dict]:
+    """id -> the document's columns (DOC_COLUMNS, no content) for the ids that exist."""
+    if not ids:
+        return {}
+    rows = _rows(conn, f"SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({_marks(ids)})", ids)
+    return {r["id"]: dict(r) for r in rows}
+
+
+def document_with_content(conn, doc_id: int) -> dict | None:
+    """One document's columns and its `content`; None when there is no such id."""
+    row = _rows(conn, f"SELECT {DOC_COLUMNS}, content FROM documents WHERE id = ?",
+                (doc_id,)).fetchone()
+    return dict(row) if row is not None else None
+
+
+def document_content(conn, doc_id: int) -> str:
+    return _value(conn, "SELECT content FROM documents WHERE id = ?", (doc_id,)) or ""
+
+
+def document_head(conn, doc_id: int, chars: int) -> str:
+    """The first `chars` characters of a document's text ('' when there is none)."""
+    return _value(conn, "SELECT substr(content, 1, ?) FROM documents WHERE id = ?",
+                  (chars, doc_id)) or ""
+
+
+def fts_ranked(conn, match: str, limit: int, *, window: int) -> list[tuple[int, float]]:
+    """(rowid, bm25 score) of the best matches of an FTS5 query, best first.
+
+    Ranking costs time per matching row, so a query that matches more than `window`
+    documents (a common word) is ranked over its newest `window` matches only: FTS5 seeks
+    to that rowid instead of scoring the whole doclist. Raises sqlite3.OperationalError
+    for a query FTS5 refuses."""
+    floor = _value(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+                         " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1))
+    sql = ("SELECT rowid AS id, bm25(documents_fts, ?, ?) AS score FROM documents_fts"
+           " WHERE documents_fts MATCH ?")
+    args: tuple = (TITLE_WEIGHT, BODY_WEIGHT, match)
+    if floor is not None:
+        sql += " AND rowid >= ?"
+        args += (floor,)
+    return [(r["id"], r["score"]) for r in _rows(conn, sql + " ORDER BY score LIMIT ?", args + (limit,))]
+
+
+def fts_snippet(conn, match: str, doc_id: int, tokens: int) -> str | None:
+    """FTS5's snippet of the body for one matching document (None when it does not match)."""
+    return _value(conn, "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
+                        " WHERE documents_fts MATCH ? AND rowid = ?", (tokens, match, doc_id)) or None
+
+
+def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
+    """The newest documents (among the newest `cap`) whose title or text contains `needle`,
+    title matches first. SQLite's LIKE folds ASCII case only, so the lower-cased needle is
+    tried as well."""
+    p, q = like_pattern(needle), like_pattern(needle.lower())
+    cond = "(title LIKE :p ESCAPE '\\' OR content LIKE :p ESCAPE '\\')"
+    title_first = "(title LIKE :p ESCAPE '\\')"
+    if q != p:
+        cond = f"({cond} OR title LIKE :q ESCAPE '\\' OR content LIKE :q ESCAPE '\\')"
+        title_first = "(title LIKE :p ESCAPE '\\' OR title LIKE :q ESCAPE '\\')"
+    return _column(conn,
+                   "SELECT id FROM (SELECT id, title, content FROM documents ORDER BY id DESC LIMIT :cap)"
+                   f" WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
+                   {"cap": cap, "p": p, "q": q, "limit": limit})
+
+
+def first_matched_library_ids(conn) -> list[str]:
+    """Library IDs that a tier1 entry reached by the disambiguation fallback ("first"
+    result, not an exact name match)."""
+    return _column(conn, "SELECT DISTINCT library_id FROM tier1"
+                         " WHERE matched = 'first' AND library_id IS NOT NULL")
+
+
+# ----------------------------------------------------------------------------- libraries
+
+
+
+def negative_tier1(conn, keys: list[str], project: str, now: float):
+    """The newest fresh "not in Context7" tier1 entry for these name keys, this project's
+    first: a Row (project, expires_at) or None."""
+    if not keys:
+        return None
+    return _rows(conn,
+                 f"SELECT project, expires_at FROM tier1 WHERE name_key IN ({_marks(keys)})"
+                 " AND library_id IS NULL AND expires_at > ?"
+                 " ORDER BY (project = ?) DESC, resolved_at DESC LIMIT 1",
+                 (*keys, now, project or "")).fetchone()
+
+
+
+
+def cached_topics(conn, library_key: str, now: float, limit: int = 20) -> list[sqlite3.Row]:
+    """tier2 entries of a library, newest first: Rows (topic, document_id, fresh)."""
+    return _rows(conn,
+                 "SELECT topic, document_id, expires_at > ? AS fresh FROM tier2 WHERE library_key = ?"
+                 " ORDER BY fetched_at DESC LIMIT ?", (now, library_key, limit)).fetchall()
+
+
+
+
+def library_card(conn, library_id: str):
+    """What is known about one library (exact ID): a Row or None."""
+    return _rows(conn, "SELECT title, description, code_snippets, reputation, benchmark_score,"
+                       " versions, last_seen FROM libraries WHERE library_id = ?",
+                 (library_id,)).fetchone()
+
+
+def last_resolved_at(conn, library_id: str, now: float) -> float | None:
+    """When a fresh tier1 entry last resolved to this ID."""
+    return _value(conn, "SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
+                  (library_id, now))
+
+
+def pinned_versions(conn, project: str, base: str) -> list:
+    """Versions this project's tier1 (its lockfile, via the warm) records for a library ID
+    (lower-case, unversioned; a trailing slash also matches)."""
+    return _column(conn, "SELECT version FROM tier1 WHERE project = ? AND version IS NOT NULL"
+                         " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)",
+                   (project, base, base + "/"))
+
+
+# ----------------------------------------------------------------------------- serving
+
+def tier2_documents(conn, library_keys, limit: int) -> list[sqlite3.Row]:
+    """tier2 entries of these library keys, newest first: Rows (document_id, topic,
+    fetched_at, library_key)."""
+    keys = list(library_keys)
+    return _rows(conn, "SELECT document_id, topic, fetched_at, library_key FROM tier2"
+                       f" WHERE library_key IN ({_marks(keys)}) ORDER BY fetched_at DESC LIMIT ?",
+                 (*keys, limit)).fetchall()
+
+
+def fts_rank_among(conn, match: str, ids: list[int], limit: int) -> list[int]:
+    """The best `limit` of `ids` for an FTS5 query (BM25, the same weights), best first. `+rowid` filters the
+    one MATCH scan by the candidates; a plain `rowid IN` makes SQLite re-run the MATCH once
+    per candidate (milliseconds for a popular library)."""
+    return _column(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+                         f" AND +rowid IN ({_marks(ids)}) ORDER BY bm25(documents_fts, ?, ?) LIMIT ?",
+                   (match, *ids, TITLE_WEIGHT, BODY_WEIGHT, limit))
+
+
+def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:
+    """id -> Row (content, bytes) for the ids that exist."""
+    if not ids:
+        return {}
+    return {r["id"]: r for r in _rows(conn, f"SELECT id, content, bytes FROM documents"
+                                            f" WHERE id IN ({_marks(ids)})", ids)}
+
+
+def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -> list[sqlite3.Row]:
+    """Documents of one source tool (and, given `tools`, one of those capturing tools) stored
+    under any of `urls`, the most recently captured first: Rows (id, content, metadata, url,
+    title, bytes, at). `+column` terms make SQLite look the URL up in its index instead of
+    walking every page of one tool."""
+    tool_filter = "+d.source_tool = ?" + (f" AND +d.tool IN ({_marks(tools)})" if tools else "")
+    return _rows(conn,
+                 "SELECT d.id, d.content, d.metadata, d.url, d.title, d.bytes, coalesce((SELECT"
+                 " max(c.captured_at) FROM captures c WHERE c.document_id = d.id), d.created_at_epoch)"
+                 f" AS at FROM documents d WHERE d.url IN ({_marks(urls)}) AND {tool_filter}"
+                 " ORDER BY at DESC", (*urls, source_tool, *tools)).fetchall()
+
+
+# ----------------------------------------------------------------------------- stats
+# With a project, documents count when captured in it (or first stored for it); captures,
+# counters, tier1 entries and events by their project column. Without one, everything.
+
+def _doc_scope(project: str | None, alias: str = "") -> tuple[str, tuple]:
+    if project is None:
+        return "1", ()
+    a = f"{alias}." if alias else ""
+    return (f"({a}project = ? OR {a}id IN (SELECT document_id FROM captures WHERE project = ?))",
+            (project, project))
+
+
+def _project_scope(project: str | None, alias: str = "") -> tuple[str, tuple]:
+    if project is None:
+        return "1", ()
+    return f"{alias + '.' if alias else ''}project = ?", (project,)
+
+
+def stats_documents_by_tool(conn, project: str | None) -> list[sqlite3.Row]:
+    """Rows (source_tool, type, count, bytes), most documents first."""
+    where, args = _doc_scope(project)
+    return _rows(conn, "SELECT source_tool, type, count(*) AS count, coalesce(sum(bytes), 0) AS bytes"
+                       f" FROM documents WHERE {where} GROUP BY source_tool, type"
+                       " ORDER BY count(*) DESC, source_tool, type", args).fetchall()
+
+
+def stats_captures(conn, project: str | None) -> sqlite3.Row:
+    """Row (count, unique_documents, captured_bytes, unique_bytes, oldest, newest)."""
+    where, args = _project_scope(project, "c")
+    inner, inner_args = _project_scope(project)
+    return _rows(conn,
+                 "SELECT count(*) AS count, count(DISTINCT c.document_id) AS unique_documents,"
+                 " coalesce(sum(d.bytes), 0) AS captured_bytes, min(c.captured_at) AS oldest,"
+                 " max(c.captured_at) AS newest, (SELECT coalesce(sum(bytes), 0) FROM documents"
+                 f" WHERE id IN (SELECT document_id FROM captures WHERE {inner})) AS unique_bytes"
+                 f" FROM captures c JOIN documents d ON d.id = c.document_id WHERE {where}",
+                 (*inner_args, *args)).fetchone()
+
+
+def stats_most_read(conn, project: str | None, limit: int) -> list[sqlite3.Row]:
+    """The documents the agent read most (document_reads by origin), most agent reads first:
+    Rows (id, title, source_tool, type, source, access_count, last_accessed_epoch,
+    agent_reads, user_reads)."""
+    where, args = _doc_scope(project, "d")
+    return _rows(conn,
+                 "SELECT d.id, coalesce(d.title, d.source) AS title, d.source_tool, d.type, d.source,"
+                 " d.access_count, d.last_accessed_epoch, r.agent AS agent_reads, r.user AS user_reads"
+                 " FROM documents d JOIN"
+                 " (SELECT content_hash, sum(CASE WHEN origin = 'agent' THEN reads ELSE 0 END) AS agent,"
+                 "  sum(CASE WHEN origin = 'user' THEN reads ELSE 0 END) AS user"
+                 "  FROM document_reads GROUP BY content_hash) r ON r.content_hash = d.content_hash"
+                 f" WHERE {where} AND r.agent > 0 ORDER BY r.agent DESC, d.last_accessed_epoch DESC"
+                 " LIMIT ?", (*args, limit)).fetchall()
+
+
+def stats_accesses(conn, project: str | None) -> sqlite3.Row:
+    """Row (total, documents): the sum of access_count and how many documents were read."""
+    where, args = _doc_scope(project)
+    return _rows(conn, "SELECT coalesce(sum(access_count), 0) AS total, count(*) AS documents"
+                       f" FROM documents WHERE {where} AND access_count > 0", args).fetchone()
+
+
+def stats_reads_by_origin(conn, project: str | None) -> list[sqlite3.Row]:
+    """Rows (origin, reads, documents) from document_reads ('agent' / 'user')."""
+    where, args = _doc_scope(project, "d")
+    return _rows(conn, "SELECT r.origin, sum(r.reads) AS reads, count(DISTINCT r.content_hash) AS documents"
+                       " FROM document_reads r JOIN documents d ON d.content_hash = r.content_hash"
+                       f" WHERE {where} GROUP BY r.origin", args).fetchall()
+
+
+def stats_counters(conn, project: str | None) -> list[sqlite3.Row]:
+    """Rows (tier, outcome, count): lookup hits and misses."""
+    where, args = _project_scope(project)
+    return _rows(conn, "SELECT tier, outcome, sum(count) AS count FROM counters"
+                       f" WHERE {where} GROUP BY tier, outcome", args).fetchall()
+
+
+def stats_tier1(conn, project: str | None, now: float) -> sqlite3.Row:
+    """Row (total, fresh, negative, negative_fresh)."""
+    where, args = _project_scope(project)
+    return _rows(conn, "SELECT count(*) AS total, coalesce(sum(expires_at > ?), 0) AS fresh,"
+                       " coalesce(sum(library_id IS NULL), 0) AS negative,"
+                       " coalesce(sum(library_id IS NULL AND expires_at > ?), 0) AS negative_fresh"
+                       f" FROM tier1 WHERE {where}", (now, now, *args)).fetchone()
+
+
+def stats_tier2(conn, now: float) -> sqlite3.Row:
+    """Row (total, fresh); tier2 is global."""
+    return _rows(conn, "SELECT count(*) AS total, coalesce(sum(expires_at > ?), 0) AS fresh FROM tier2",
+                 (now,)).fetchone()
+
+
+def stats_events_by_state(conn, project: str | None) -> list[sqlite3.Row]:
+    """Rows (state, count) of the journal."""
+    where, args = _project_scope(project)
+    return _rows(conn, f"SELECT state, count(*) AS count FROM events WHERE {where} GROUP BY state",
+                 args).fetchall()
+
+
+def stats_event_reasons(conn, project: str | None, state: str, limit: int) -> list[sqlite3.Row]:
+    """Rows (reason, count): why events ended in `state`, most frequent first."""
+    where, args = _project_scope(project)
+    return _rows(conn, "SELECT error AS reason, count(*) AS count FROM events WHERE state = ?"
+                       f" AND {where} GROUP BY error ORDER BY count(*) DESC, error LIMIT ?",
+                 (state, *args, limit)).fetchall()
+
+
+def stats_daily_captures(conn, project: str | None, since: float) -> list[sqlite3.Row]:
+    """Rows (day 'YYYY-MM-DD' UTC, count) of captures since an epoch."""
+    where, args = _project_scope(project, "c")
+    return _rows(conn, "SELECT strftime('%Y-%m-%d', c.captured_at, 'unixepoch') AS day, count(*) AS count"
+                       f" FROM captures c WHERE c.captured_at >= ? AND {where} GROUP BY day",
+                 (since, *args)).fetchall()
+
+
+def stats_daily_reads(conn, project: str | None, first_day: str) -> list[sqlite3.Row]:
+    """Rows (origin, day, reads) of document reads from `first_day` ('YYYY-MM-DD') on."""
+    where, args = _doc_scope(project, "d")
+    return _rows(conn, "SELECT r.origin, r.day, sum(r.reads) AS reads FROM document_reads r"
+                       " JOIN documents d ON d.content_hash = r.content_hash"
+                       f" WHERE r.day >= ? AND {where} GROUP BY r.origin, r.day",
+                 (first_day, *args)).fetchall()

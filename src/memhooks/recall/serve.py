@@ -26,7 +26,8 @@ import sqlite3
 import sys
 import time
 
-from memhooks._jsonlite import dumps_str, loads
+from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
+from memhooks.recall import queries
 
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
@@ -37,9 +38,6 @@ MAX_URLS = 10
 # C encoder (`_json`); names and IDs are checked with string methods. `re` is imported only
 # when captured text has to be cut into snippets (memhooks.recall.coverage).
 _C7_TOOLS = ("resolve-library-id", "query-docs", "get-library-docs")
-_EXA_TOOLS = ("web_fetch_exa", "crawling_exa")
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-CONTEXT7_DOCS = ("query-docs", "get-library-docs")
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
 
@@ -92,7 +90,7 @@ def classify(tool_name) -> str | None:
         if _off("MEMHOOKS_SERVE_CONTEXT7"):
             return None
         return "context7-resolve" if tool == "resolve-library-id" else "context7-docs"
-    if tool in _EXA_TOOLS and server_has_word(server, "exa") and not _off("MEMHOOKS_SERVE_EXA"):
+    if tool in EXA_FETCH and server_has_word(server, "exa") and not _off("MEMHOOKS_SERVE_EXA"):
         return "exa-fetch"
     return None
 
@@ -101,22 +99,18 @@ def _s(value, limit: int = 2000) -> str:
     return value.strip() if isinstance(value, str) and len(value) <= limit else ""
 
 
-def _when(epoch: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
-
-
 def _q(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
     return dumps_str(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _head(what: str, when: str, asked: str) -> str:
+def _served_head(what: str, when: str, asked: str) -> str:
     return (f"[memhooks cache] Answered from the local memhooks cache, not by the live tool (this is "
             f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
 
 
 def _wrap(head: str, body: str, max_chars: int) -> str:
-    from memhooks.recall.search import REFERENCE_NOTE, fence
+    from memhooks.recall.render import REFERENCE_NOTE, fence
 
     if len(body) > max_chars:
         body = body[:max_chars].rstrip() + "\n[memhooks: cut here; repeat the call for the full text]"
@@ -138,12 +132,6 @@ def split_id(library_id: str) -> tuple[str, str | None] | None:
     return f"/{owner}/{repo}".lower(), (ver.lstrip("vV").lower() or None) if ver else None
 
 
-def _fts_term(token: str, prefix: bool = False) -> str:
-    """One token as a safe FTS5 string (`"` doubled), optionally prefix-matched."""
-    quoted = '"' + token.replace('"', '""') + '"'
-    return quoted + "*" if prefix else quoted
-
-
 def _keys(base: str, ver: str | None) -> list[str]:
     if ver is None:
         return [base]
@@ -152,10 +140,7 @@ def _keys(base: str, ver: str | None) -> list[str]:
 
 def pinned_version(conn, project: str, base: str) -> str | None:
     """The version the project's lockfile pins for this library (from warm tier1 entries)."""
-    for _lid, version in conn.execute(
-        "SELECT library_id, version FROM tier1 WHERE project = ? AND version IS NOT NULL"
-        " AND library_id IS NOT NULL AND lower(library_id) IN (?, ?)", (project, base, base + "/")
-    ):
+    for version in queries.pinned_versions(conn, project, base):
         if isinstance(version, str) and version.strip():
             return version.strip().lstrip("vV").lower()
     return None
@@ -173,32 +158,30 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
     if not hit or hit.get("matched") in ("first", "none", "error") or not hit.get("library_id"):
         return None
     lid = hit["library_id"]
-    row = conn.execute("SELECT title, description, code_snippets, reputation, benchmark_score,"
-                       " versions, last_seen FROM libraries WHERE library_id = ?", (lid,)).fetchone()
-    lines = [f"- Title: {row[0] if row and row[0] else name}", f"- Context7-compatible library ID: {lid}"]
+    row = queries.library_card(conn, lid)
+    lines = [f"- Title: {row['title'] if row and row['title'] else name}",
+             f"- Context7-compatible library ID: {lid}"]
     if row:
-        if row[1]:
-            lines.append(f"- Description: {' '.join(str(row[1]).split())[:500]}")
-        if row[2]:
-            lines.append(f"- Code Snippets: {row[2]}")
-        if row[3]:
-            lines.append(f"- Source Reputation: {row[3]}")
-        try:
-            versions = [v for v in loads(row[5] or "[]") if isinstance(v, str)]
-        except (ValueError, TypeError):
-            versions = []
+        if row["description"]:
+            lines.append(f"- Description: {' '.join(str(row['description']).split())[:500]}")
+        if row["code_snippets"]:
+            lines.append(f"- Code Snippets: {row['code_snippets']}")
+        if row["reputation"]:
+            lines.append(f"- Source Reputation: {row['reputation']}")
+        versions = loads_strings(row["versions"])
         if versions:
             lines.append(f"- Versions: {', '.join(versions[:30])}")
     if hit.get("version"):
         pin = f" (versioned ID {hit['versioned_id']})" if hit.get("versioned_id") else ""
         lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
     body = "Available Libraries:\n\n" + "\n".join(lines)
-    at = conn.execute("SELECT max(resolved_at) FROM tier1 WHERE library_id = ? AND expires_at > ?",
-                      (lid, now)).fetchone()[0] or (row[6] if row else None) or now
+    at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
     source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
               "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
               "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
-    head = _head(f"Context7 library ID for {_q(name, 80)}", _when(at), f"from {source}")
+    from memhooks.recall.render import when_utc
+
+    head = _served_head(f"Context7 library ID for {_q(name, 80)}", when_utc(at), f"from {source}")
     return Served("context7-resolve", _wrap(head, body, 4000), library_id=lid)
 
 
@@ -220,11 +203,9 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         pin = pinned_version(conn, project, base)
         if pin:
             since.update({k: now - pinned_ttl for k in _keys(base, pin)})
-    marks = ",".join("?" * len(since))
-    rows = conn.execute(
-        f"SELECT document_id, topic, fetched_at, library_key FROM tier2 WHERE library_key IN ({marks})"
-        " ORDER BY fetched_at DESC LIMIT ?", (*since, MAX_CANDIDATE_DOCS)).fetchall()
-    cands = {d: (t, f) for d, t, f, k in rows if f >= since[k]}
+    cands = {r["document_id"]: (r["topic"], r["fetched_at"])
+             for r in queries.tier2_documents(conn, since, MAX_CANDIDATE_DOCS)
+             if r["fetched_at"] >= since[r["library_key"]]}
     ignore = set(cv.words(base))
     q = cv.query_stems(query, ignore)
     if len(q) == 1:
@@ -234,25 +215,19 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         return None
     terms = [w for w in dict.fromkeys(cv.words(query))
              if w not in ignore and w not in cv.STOP_WORDS and len(w) >= 2][:16]
-    match = " OR ".join(_fts_term(t, prefix=len(t) >= 4) for t in terms) or '""'
+    match = queries.fts_query(terms, "OR", prefix=True) or '""'
     ids = list(cands)
     if len(ids) <= TOP_DOCS:
         ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
     else:
-        # `+rowid`: filter the one MATCH scan by the candidates; a plain `rowid IN` makes
-        # SQLite re-run the MATCH once per candidate (milliseconds for a popular library).
-        ranked = [r[0] for r in conn.execute(
-            f"SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND +rowid IN ({','.join('?' * len(ids))})"
-            " ORDER BY bm25(documents_fts, 10.0, 1.0) LIMIT ?", (match, *ids, TOP_DOCS))]
+        ranked = queries.fts_rank_among(conn, match, ids, TOP_DOCS)
     if not ranked:
         return None
-    docs = {r[0]: r[1:] for r in conn.execute(
-        f"SELECT id, content, bytes FROM documents WHERE id IN ({','.join('?' * len(ranked))})",
-        ranked)}
-    if not cv.may_cover(q, [docs[d][0] or "" for d in ranked if d in docs]):
+    docs = queries.contents_by_id(conn, ranked)
+    if not cv.may_cover(q, [docs[d]["content"] or "" for d in ranked if d in docs]):
         return None  # some word is nowhere in these docs: no need to cut them into snippets
     pieces = [((d, i), text) for d in ranked if d in docs
-              for i, text in enumerate(cv.snippets(docs[d][0] or ""))]
+              for i, text in enumerate(cv.snippets(docs[d]["content"] or ""))]
     chosen = cv.choose(q, pieces)
     if not chosen:
         return None
@@ -260,11 +235,13 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     body = SNIPPET_JOIN.join(text for _, text in chosen)
     topics = ", ".join(_q(cands[d][0] or "", 80) for d in used)
     times = sorted(cands[d][1] for d in used)
-    when = _when(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
-        f"{_when(times[0])} to {_when(times[-1])}"
-    head = _head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
+    from memhooks.recall.render import when_utc
+
+    when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
+        f"{when_utc(times[0])} to {when_utc(times[-1])}"
+    head = _served_head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
                  when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}")
-    live = max(docs[d][1] or 0 for d in used)
+    live = max(docs[d]["bytes"] or 0 for d in used)
     return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
 
 
@@ -293,27 +270,13 @@ def _url_variants(url: str, norm: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _pages(conn, url: str, tool_filter: str, args: tuple, since: float):
-    """Fresh documents captured for this URL. `tool_filter` uses `+column` terms so that
-    SQLite looks the URL up in its index instead of walking every page of one tool."""
+def _pages(conn, url: str, source_tool: str, tools: tuple, since: float) -> list:
+    """Fresh documents captured for this URL (the same page once normalised), newest first."""
     norm = norm_url(url)
     if norm is None:
-        return None, []
-    variants = _url_variants(url, norm)
-    rows = conn.execute(
-        "SELECT d.id, d.content, d.metadata, d.url, d.title, d.bytes, coalesce((SELECT max(c.captured_at)"
-        " FROM captures c WHERE c.document_id = d.id), d.created_at_epoch) AS at FROM documents d"
-        f" WHERE d.url IN ({','.join('?' * len(variants))}) AND {tool_filter} ORDER BY at DESC",
-        (*variants, *args)).fetchall()
-    return norm, [r for r in rows if norm_url(r[3] or "") == norm and (r[6] or 0) >= since]
-
-
-def _meta(raw) -> dict:
-    try:
-        value = loads(raw) if raw else {}
-    except (ValueError, TypeError):
-        return {}
-    return value if isinstance(value, dict) else {}
+        return []
+    rows = queries.captured_pages(conn, _url_variants(url, norm), source_tool, tools)
+    return [r for r in rows if norm_url(r["url"] or "") == norm and (r["at"] or 0) >= since]
 
 
 def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
@@ -321,16 +284,17 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
     if not url or not prompt:
         return None
     since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
-    _, rows = _pages(conn, url, "+d.source_tool = 'webfetch'", (), since)
     want = " ".join(prompt.split())
-    for doc_id, content, meta, _u, _t, size, at in rows:
-        m = _meta(meta)
+    for r in _pages(conn, url, "webfetch", (), since):
+        m = loads_object(r["metadata"])
         if " ".join(str(m.get("prompt") or "").split()) != want:
             continue
-        head = _head(f"WebFetch of {_q(url, 200)}", _when(at), f"for the prompt {_q(prompt)}")
+        from memhooks.recall.render import when_utc
+
+        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), f"for the prompt {_q(prompt)}")
         page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
-        return Served("webfetch", _wrap(head, content or "", max_chars), [doc_id], None,
-                      (size or 0) + max(0, page))
+        return Served("webfetch", _wrap(head, r["content"] or "", max_chars), [r["id"]], None,
+                      (r["bytes"] or 0) + max(0, page))
     return None
 
 
@@ -346,15 +310,18 @@ def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Serv
         url = _s(url)
         if not url:
             return None
-        _, rows = _pages(conn, url, "+d.source_tool = 'exa' AND +d.tool IN (?, ?)", EXA_FETCH, since)
+        rows = _pages(conn, url, "exa", EXA_FETCH, since)
         if not rows:
             return None
-        doc_id, content, _m, stored_url, title, size, at = rows[0]
-        parts.append(f"# {' '.join(str(title or stored_url).split())}\nURL: {stored_url}\n\n{content or ''}")
-        ids.append(doc_id)
-        times.append(at)
-        live += size or 0
-    head = _head(f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}", _when(min(times)),
+        page = rows[0]
+        parts.append(f"# {' '.join(str(page['title'] or page['url']).split())}\nURL: {page['url']}\n\n"
+                     f"{page['content'] or ''}")
+        ids.append(page["id"])
+        times.append(page["at"])
+        live += page["bytes"] or 0
+    from memhooks.recall.render import when_utc
+
+    head = _served_head(f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}", when_utc(min(times)),
                  f"for {_q(', '.join(_s(u) for u in urls), 300)}")
     return Served("exa-fetch", _wrap(head, "\n\n---\n\n".join(parts), max_chars), ids, None, live)
 

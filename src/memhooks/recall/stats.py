@@ -1,7 +1,9 @@
 """`memhooks stats`: what the store holds and how well it is used.
 
-`gather()` returns a dict with stable keys (documented in docs/stats-json.md);
-`render()` prints it as tables for people (rich).
+`gather()` returns a dict with stable keys (documented in docs/stats-json.md and checked by
+the pydantic model in memhooks.recall.stats_model); memhooks.recall.stats_render shows it
+to people (rich tables, a terminal chart, an HTML page). The queries are in
+memhooks.recall.queries.
 
 With `project`, the project-scoped parts (documents, captures, top documents,
 tier1, counters, events) only count that project: captures and events by their
@@ -11,8 +13,12 @@ tier1 entries and counters by project. tier2 and the DB size are global.
 
 from __future__ import annotations
 
+import calendar
 import os
 import time
+
+from memhooks.recall import queries
+from memhooks.recall.render import iso_utc
 
 EVENT_STATES = ("pending", "done", "failed", "skipped")
 TOP_DOCUMENTS = 10
@@ -24,40 +30,24 @@ def _day(epoch: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(epoch))
 
 
-def _daily(conn, now, days, cap_scope_c, cap_args, doc_scope, doc_args, served) -> dict:
+def _daily(conn, project: str | None, now: float, days: int, served: dict) -> dict:
     """Per UTC day for the last `days` days, oldest first: captures, agent reads, the user's
     own reads, calls avoided (served from the store)."""
     names = [_day(now - 86400 * i) for i in range(days - 1, -1, -1)]
-    import calendar
-
     start = calendar.timegm(time.strptime(names[0], "%Y-%m-%d"))
     series = {k: dict.fromkeys(names, 0) for k in ("captures", "agent_reads", "user_reads",
                                                    "calls_avoided")}
-    for day, n in conn.execute(
-        "SELECT strftime('%Y-%m-%d', c.captured_at, 'unixepoch') AS day, count(*) FROM captures c"
-        f" WHERE c.captured_at >= ? AND {cap_scope_c} GROUP BY day", (start, *cap_args)  # noqa: S608
-    ):
-        if day in series["captures"]:
-            series["captures"][day] = n
-    scope = doc_scope
-    for origin, day, n in conn.execute(
-        "SELECT r.origin, r.day, sum(r.reads) FROM document_reads r"
-        " JOIN documents d ON d.content_hash = r.content_hash"
-        f" WHERE r.day >= ? AND {scope} GROUP BY r.origin, r.day", (names[0], *doc_args)  # noqa: S608
-    ):
-        key = "agent_reads" if origin == "agent" else "user_reads"
-        if day in series[key]:
-            series[key][day] = n or 0
+    for r in queries.stats_daily_captures(conn, project, start):
+        if r["day"] in series["captures"]:
+            series["captures"][r["day"]] = r["count"]
+    for r in queries.stats_daily_reads(conn, project, names[0]):
+        key = "agent_reads" if r["origin"] == "agent" else "user_reads"
+        if r["day"] in series[key]:
+            series[key][r["day"]] = r["reads"] or 0
     for row in served.get("by_day") or []:
         if row.get("day") in series["calls_avoided"]:
             series["calls_avoided"][row["day"]] = row.get("calls_avoided") or 0
     return {"days": names, **{k: list(v.values()) for k, v in series.items()}}
-
-
-def _iso(epoch) -> str | None:
-    if epoch is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _size(path: str) -> int:
@@ -73,434 +63,77 @@ def _rate(hits: int, misses: int) -> float | None:
 
 
 def gather(conn, db_path: str, project: str | None = None, now: float | None = None) -> dict:
+    """Every figure of `memhooks stats` (the keys of docs/stats-json.md), checked against
+    the model before it is returned."""
     now = time.time() if now is None else now
     p = project
-    # documents in scope
-    if p is None:
-        doc_scope, doc_args = "1", ()
-    else:
-        doc_scope = "(project = ? OR id IN (SELECT document_id FROM captures WHERE project = ?))"
-        doc_args = (p, p)
-    doc_scope_d = "1" if p is None else (
-        "(d.project = ? OR d.id IN (SELECT document_id FROM captures WHERE project = ?))")
-    cap_scope, cap_args = ("1", ()) if p is None else ("project = ?", (p,))
-    cap_scope_c = "1" if p is None else "c.project = ?"
+    by_tool = [{"source_tool": r["source_tool"], "type": r["type"], "count": r["count"],
+                "bytes": r["bytes"]} for r in queries.stats_documents_by_tool(conn, p)]
 
-    by_tool = [
-        {"source_tool": t, "type": ty, "count": c, "bytes": b or 0}
-        for t, ty, c, b in conn.execute(
-            f"SELECT source_tool, type, count(*), sum(bytes) FROM documents WHERE {doc_scope}"  # noqa: S608
-            " GROUP BY source_tool, type ORDER BY count(*) DESC, source_tool, type", doc_args)
-    ]
-    doc_count = sum(r["count"] for r in by_tool)
-    doc_bytes = sum(r["bytes"] for r in by_tool)
-
-    cap = conn.execute(
-        "SELECT count(*), count(DISTINCT c.document_id), coalesce(sum(d.bytes), 0),"
-        " min(c.captured_at), max(c.captured_at)"
-        f" FROM captures c JOIN documents d ON d.id = c.document_id WHERE {cap_scope_c}",  # noqa: S608
-        cap_args,
-    ).fetchone()
-    unique_bytes = conn.execute(
-        "SELECT coalesce(sum(bytes), 0) FROM documents WHERE id IN"
-        f" (SELECT document_id FROM captures WHERE {cap_scope})", cap_args  # noqa: S608
-    ).fetchone()[0]
+    cap = queries.stats_captures(conn, p)
     captures = {
-        "count": cap[0],
-        "unique_documents": cap[1],
-        "captured_bytes": cap[2],
-        "unique_bytes": unique_bytes,
-        "dedup_saved_bytes": cap[2] - unique_bytes,
-        "oldest_epoch": cap[3],
-        "oldest": _iso(cap[3]),
-        "newest_epoch": cap[4],
-        "newest": _iso(cap[4]),
+        "count": cap["count"],
+        "unique_documents": cap["unique_documents"],
+        "captured_bytes": cap["captured_bytes"],
+        "unique_bytes": cap["unique_bytes"],
+        "dedup_saved_bytes": cap["captured_bytes"] - cap["unique_bytes"],
+        "oldest_epoch": cap["oldest"],
+        "oldest": iso_utc(cap["oldest"]),
+        "newest_epoch": cap["newest"],
+        "newest": iso_utc(cap["newest"]),
     }
 
     # "Most read" is the agent's reading (MCP tools, lc-cache-lookup-docs, serving), not the
     # user's own `memhooks search`/`show` (document_reads keeps who read what, per day).
-    top = [
-        {"id": i, "title": title, "source_tool": tool, "type": ty, "source": src,
-         "access_count": ac, "agent_reads": ar, "user_reads": ur,
-         "last_accessed_epoch": la, "last_accessed": _iso(la)}
-        for i, title, tool, ty, src, ac, la, ar, ur in conn.execute(
-            "SELECT d.id, coalesce(d.title, d.source), d.source_tool, d.type, d.source,"
-            " d.access_count, d.last_accessed_epoch, r.agent, r.user FROM documents d JOIN"
-            " (SELECT content_hash, sum(CASE WHEN origin = 'agent' THEN reads ELSE 0 END) AS agent,"
-            "  sum(CASE WHEN origin = 'user' THEN reads ELSE 0 END) AS user"
-            "  FROM document_reads GROUP BY content_hash) r ON r.content_hash = d.content_hash"
-            f" WHERE {doc_scope_d}"  # noqa: S608
-            " AND r.agent > 0 ORDER BY r.agent DESC, d.last_accessed_epoch DESC LIMIT ?",
-            (*doc_args, TOP_DOCUMENTS))
-    ]
-    accesses = conn.execute(
-        f"SELECT coalesce(sum(access_count), 0), count(*) FROM documents WHERE {doc_scope}"  # noqa: S608
-        " AND access_count > 0", doc_args).fetchone()
-    reads = {o: (0, 0) for o in ("agent", "user")}
-    for origin, total, docs_read in conn.execute(
-        "SELECT r.origin, sum(r.reads), count(DISTINCT r.content_hash) FROM document_reads r"
-        " JOIN documents d ON d.content_hash = r.content_hash"
-        f" WHERE {doc_scope_d}"  # noqa: S608
-        " GROUP BY r.origin", doc_args):
-        reads[origin] = (total or 0, docs_read or 0)
+    top = [{"id": r["id"], "title": r["title"], "source_tool": r["source_tool"], "type": r["type"],
+            "source": r["source"], "access_count": r["access_count"], "agent_reads": r["agent_reads"],
+            "user_reads": r["user_reads"], "last_accessed_epoch": r["last_accessed_epoch"],
+            "last_accessed": iso_utc(r["last_accessed_epoch"])}
+           for r in queries.stats_most_read(conn, p, TOP_DOCUMENTS)]
+    accesses = queries.stats_accesses(conn, p)
+    reads = {o: {"reads": 0, "documents_read": 0} for o in ("agent", "user")}
+    for r in queries.stats_reads_by_origin(conn, p):
+        reads[r["origin"]] = {"reads": r["reads"] or 0, "documents_read": r["documents"] or 0}
 
-    counters: dict[tuple[str, str], int] = {}
-    for tier, outcome, n in conn.execute(
-        f"SELECT tier, outcome, sum(count) FROM counters WHERE {cap_scope}"  # noqa: S608
-        " GROUP BY tier, outcome", cap_args
-    ):
-        counters[(tier, outcome)] = n or 0
+    counters = {(r["tier"], r["outcome"]): r["count"] or 0 for r in queries.stats_counters(conn, p)}
 
-    t1 = conn.execute(
-        "SELECT count(*), coalesce(sum(expires_at > ?), 0),"
-        " coalesce(sum(library_id IS NULL), 0), coalesce(sum(library_id IS NULL AND expires_at > ?), 0)"
-        f" FROM tier1 WHERE {cap_scope}", (now, now, *cap_args)  # noqa: S608
-    ).fetchone()
-    t2 = conn.execute(
-        "SELECT count(*), coalesce(sum(expires_at > ?), 0) FROM tier2", (now,)
-    ).fetchone()
-
-    def tier(name, total, fresh, negative, negative_fresh):
+    def tier(name, row, negative: bool) -> dict:
         hits, misses = counters.get((name, "hit"), 0), counters.get((name, "miss"), 0)
-        return {"total": total, "fresh": fresh, "negative": negative,
-                "negative_fresh": negative_fresh, "hits": hits, "misses": misses,
-                "hit_rate": _rate(hits, misses)}
+        return {"total": row["total"], "fresh": row["fresh"],
+                "negative": row["negative"] if negative else 0,
+                "negative_fresh": row["negative_fresh"] if negative else 0,
+                "hits": hits, "misses": misses, "hit_rate": _rate(hits, misses)}
 
-    ev_scope, ev_args = ("1", ()) if p is None else ("project = ?", (p,))
-    by_state = {s: 0 for s in EVENT_STATES}
-    for state, n in conn.execute(
-        f"SELECT state, count(*) FROM events WHERE {ev_scope} GROUP BY state", ev_args  # noqa: S608
-    ):
-        by_state[state] = n
-    reasons = [
-        {"reason": r or "(none)", "count": n}
-        for r, n in conn.execute(
-            f"SELECT error, count(*) FROM events WHERE state = 'skipped' AND {ev_scope}"  # noqa: S608
-            " GROUP BY error ORDER BY count(*) DESC, error LIMIT 50", ev_args)
-    ]
-    failures = [
-        {"reason": r or "(none)", "count": n}
-        for r, n in conn.execute(
-            f"SELECT error, count(*) FROM events WHERE state = 'failed' AND {ev_scope}"  # noqa: S608
-            " GROUP BY error ORDER BY count(*) DESC, error LIMIT 20", ev_args)
-    ]
+    by_state = dict.fromkeys(EVENT_STATES, 0)
+    for r in queries.stats_events_by_state(conn, p):
+        by_state[r["state"]] = r["count"]
+
+    def reasons(state: str, limit: int) -> list[dict]:
+        return [{"reason": r["reason"] or "(none)", "count": r["count"]}
+                for r in queries.stats_event_reasons(conn, p, state, limit)]
 
     from memhooks.store.serve_log import summary as serving
 
     served = serving(conn, p)
-    daily = _daily(conn, now, DAYS, cap_scope_c, cap_args, doc_scope_d, doc_args, served)
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
-    return {
+    report = {
         "schema": SCHEMA_VERSION,
-        "generated_at": _iso(now),
+        "generated_at": iso_utc(now),
         "project": p,
         "db": {"path": db_path, "file_bytes": file_bytes, "wal_bytes": wal_bytes,
                "total_bytes": file_bytes + wal_bytes},
-        "documents": {"count": doc_count, "bytes": doc_bytes, "by_source_tool": by_tool},
+        "documents": {"count": sum(r["count"] for r in by_tool),
+                      "bytes": sum(r["bytes"] for r in by_tool), "by_source_tool": by_tool},
         "captures": captures,
-        "access": {"total": accesses[0], "documents_accessed": accesses[1], "top": top,
-                   "agent": {"reads": reads["agent"][0], "documents_read": reads["agent"][1]},
-                   "user": {"reads": reads["user"][0], "documents_read": reads["user"][1]}},
-        "tier1": tier("tier1", t1[0], t1[1], t1[2], t1[3]),
-        "tier2": tier("tier2", t2[0], t2[1], 0, 0),
+        "access": {"total": accesses["total"], "documents_accessed": accesses["documents"],
+                   "top": top, "agent": reads["agent"], "user": reads["user"]},
+        "tier1": tier("tier1", queries.stats_tier1(conn, p, now), True),
+        "tier2": tier("tier2", queries.stats_tier2(conn, now), False),
         "events": {"total": sum(by_state.values()), "by_state": by_state,
-                   "skip_reasons": reasons, "failure_reasons": failures},
+                   "skip_reasons": reasons("skipped", 50), "failure_reasons": reasons("failed", 20)},
         "serving": served,
-        "daily": daily,
+        "daily": _daily(conn, p, now, DAYS, served),
     }
+    from memhooks.recall.stats_model import check
 
-
-def _bytes(n) -> str:
-    n = float(n or 0)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """`1 document`, `2 documents`, `1,024 reads`."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
-SPARK = " ▁▂▃▄▅▆▇█"
-NEXT_STEPS = [
-    ("memhooks install", "capture from now on (or load the plugin in Claude Code)"),
-    ("memhooks import-transcripts", "backfill from your past Claude Code sessions"),
-    ("memhooks warm", "pre-resolve this project's libraries to Context7 IDs"),
-]
-
-
-def next_steps_lines() -> list[str]:
-    width = max(len(cmd) for cmd, _ in NEXT_STEPS)
-    return [f"  {cmd:<{width}}  {why}" for cmd, why in NEXT_STEPS]
-
-
-def sparkline(values: list[int]) -> str:
-    top = max(values) if values else 0
-    if top <= 0:
-        return "·" * len(values)
-    return "".join("·" if v <= 0 else SPARK[max(1, round(v / top * (len(SPARK) - 1)))] for v in values)
-
-
-def _short_path(path: str, width: int) -> str:
-    return path if len(path) <= width else "…" + path[-(width - 1):]
-
-
-CHART_ROWS = (("captures", "captures"), ("agent_reads", "agent reads"),
-              ("calls_avoided", "calls avoided"))
-
-
-def is_empty(data: dict) -> bool:
-    return not (data["documents"]["count"] or data["captures"]["count"] or data["events"]["total"]
-                or data["tier1"]["total"])
-
-
-def render(data: dict, console=None) -> None:
-    """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
-    on an empty store, a 30-day chart, then the tables."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    scope = f"project {data['project']}" if data["project"] else "all projects"
-    db = data["db"]
-    d, c, a = data["documents"], data["captures"], data["access"]
-    console.print(f"[bold]memhooks stats[/bold] · {_short_path(scope, 40)} · "
-                  f"{plural(d['count'], 'document')} · {_bytes(db['total_bytes'])} on disk",
-                  highlight=False, overflow="ellipsis", no_wrap=True)
-    console.print(f"store: {_short_path(db['path'], 72)}", highlight=False, no_wrap=True,
-                  overflow="ellipsis")
-    if is_empty(data):
-        console.print("\nNothing captured yet. Next:", highlight=False)
-        for line in next_steps_lines():
-            console.print(line, highlight=False, markup=False)
-        return
-
-    daily = data.get("daily") or {}
-    days = daily.get("days") or []
-    if days:
-        console.print(f"\n[bold]Last {len(days)} days[/bold] ({days[0][5:]} … {days[-1][5:]}, UTC)",
-                      highlight=False)
-        for key, label in CHART_ROWS:
-            values = daily.get(key) or [0] * len(days)
-            console.print(f"  {label:<14}{sparkline(values)}  {sum(values):>7,}", highlight=False)
-        console.print("")
-
-    docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({_bytes(d['bytes'])})",
-                 title_justify="left")
-    for col, just in (("source tool", "left"), ("type", "left"), ("documents", "right"),
-                      ("bytes", "right")):
-        docs.add_column(col, justify=just)
-    for r in d["by_source_tool"]:
-        docs.add_row(r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"]))
-    console.print(docs)
-
-    cap = Table(title="Captures and dedup", title_justify="left", show_header=False)
-    cap.add_column(justify="left")
-    cap.add_column(justify="right")
-    cap.add_row("captures", f"{c['count']:,}")
-    cap.add_row("unique documents", f"{c['unique_documents']:,}")
-    cap.add_row("bytes captured", _bytes(c["captured_bytes"]))
-    cap.add_row("bytes stored (unique)", _bytes(c["unique_bytes"]))
-    cap.add_row("saved by dedup", _bytes(c["dedup_saved_bytes"]))
-    cap.add_row("oldest capture", c["oldest"] or "-")
-    cap.add_row("newest capture", c["newest"] or "-")
-    console.print(cap)
-
-    agent, user = a.get("agent") or {}, a.get("user") or {}
-    own = (f"; yours: {plural(user.get('reads', 0), 'read')}" if user.get("reads") else "")
-    if a["top"]:
-        top = Table(title=f"Most read by the agent ({plural(agent.get('reads', 0), 'read')} of "
-                          f"{plural(agent.get('documents_read', 0), 'document')}{own})",
-                    title_justify="left")
-        for col, just in (("id", "right"), ("title", "left"), ("tool", "left"), ("reads", "right"),
-                          ("last read", "left")):
-            top.add_column(col, justify=just, overflow="ellipsis",
-                           max_width=40 if col == "title" else None)
-        for r in a["top"]:
-            top.add_row(str(r["id"]), " ".join(str(r["title"] or "").split())[:120], r["source_tool"],
-                        f"{r['agent_reads']:,}", (r["last_accessed"] or "-")[:16].replace("T", " "))
-        console.print(top)
-    else:
-        console.print(f"Most read by the agent: no reads yet{own}. The agent reads through the "
-                      "MCP tools, lc-cache-lookup-docs and answers served from the store "
-                      "(your own search/show are counted apart).", highlight=False)
-
-    tiers = Table(title="Cache", title_justify="left")
-    for col in ("tier", "entries", "fresh", "negative", "hits", "misses", "hit rate"):
-        tiers.add_column(col, justify="left" if col == "tier" else "right")
-    for name in ("tier1", "tier2"):
-        t = data[name]
-        rate = "-" if t["hit_rate"] is None else f"{t['hit_rate'] * 100:.1f}%"
-        tiers.add_row(name, f"{t['total']:,}", f"{t['fresh']:,}", f"{t['negative']:,}",
-                      f"{t['hits']:,}", f"{t['misses']:,}", rate)
-    console.print(tiers)
-
-    sv = data.get("serving") or {}
-    if sv.get("calls_avoided") or sv.get("insisted"):
-        served = Table(title=f"Served from the store: {plural(sv['calls_avoided'], 'call')} avoided, "
-                             f"{_bytes(sv['bytes_served'])}, ~{sv['tokens_saved_est']:,} tokens saved, "
-                             f"{plural(sv['insisted'], 'repeat')} let through", title_justify="left")
-        for col in ("by", "calls avoided", "bytes served", "tokens saved (est.)"):
-            served.add_column(col, justify="left" if col == "by" else "right")
-        for key, rows in (("tool", sv["by_tool"]), ("library_id", sv["by_library"]), ("day", sv["by_day"])):
-            for r in rows:
-                served.add_row(f"{key.split('_')[0]} {r[key]}", f"{r['calls_avoided']:,}",
-                               _bytes(r["bytes_served"]), f"{r['tokens_saved_est']:,}")
-        console.print(served)
-
-    e = data["events"]
-    ev = Table(title=f"Events: {e['total']:,}", title_justify="left")
-    ev.add_column("state")
-    ev.add_column("events", justify="right")
-    for state, n in e["by_state"].items():
-        ev.add_row(state, f"{n:,}")
-    console.print(ev)
-    for title, key in (("Skip reasons", "skip_reasons"), ("Failure reasons", "failure_reasons")):
-        if e[key]:
-            reasons = Table(title=title, title_justify="left")
-            reasons.add_column("reason", overflow="fold")
-            reasons.add_column("events", justify="right")
-            for r in e[key]:
-                reasons.add_row(r["reason"], f"{r['count']:,}")
-            console.print(reasons)
-
-
-# ----------------------------------------------------------------------------- HTML
-
-def _svg_bars(values: list[int], days: list[str], label: str, css: str) -> str:
-    """One inline SVG bar chart (no script, no external anything)."""
-    from html import escape
-
-    w, h, pad = 600, 110, 20
-    n = max(1, len(values))
-    peak = max(values) if values else 0
-    top = peak if peak > 0 else 1
-    bw = (w - 2 * pad) / n
-    bars = []
-    for i, v in enumerate(values):
-        bh = 0 if v <= 0 else max(2.0, (h - 2 * pad) * v / top)
-        x = pad + i * bw
-        y = h - pad - bh
-        day = escape(days[i]) if i < len(days) else ""
-        bars.append(f'<rect class="bar" x="{x + 1:.1f}" y="{y:.1f}" width="{max(1.0, bw - 2):.1f}" '
-                    f'height="{bh:.1f}" data-day="{day}" data-value="{int(v)}">'
-                    f"<title>{day}: {int(v):,}</title></rect>")
-    first = escape(days[0][5:]) if days else ""
-    last = escape(days[-1][5:]) if days else ""
-    return (f'<svg class="chart {css}" role="img" aria-label="{escape(label)} per day" '
-            f'viewBox="0 0 {w} {h}" width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg">'
-            f'<line class="axis" x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}"/>'
-            + "".join(bars)
-            + f'<text x="{pad}" y="{h - 6}" class="tick">{first}</text>'
-            f'<text x="{w - pad}" y="{h - 6}" class="tick" text-anchor="end">{last}</text>'
-            f'<text x="{pad}" y="14" class="max">{f"max {peak:,}/day" if peak else "none yet"}</text>'
-            "</svg>")
-
-
-_CSS = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
-max-width:980px;padding:0 1rem;color:#1d2330;background:#fafbfc}
-h1{font-size:1.5rem;margin:0 0 .2rem}h2{font-size:1.1rem;margin:2rem 0 .6rem}
-.sub{color:#5b6475;margin:0 0 1.2rem;word-break:break-all}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:.8rem}
-.card{background:#fff;border:1px solid #e3e7ee;border-radius:10px;padding:.8rem 1rem}
-.card .n{font-size:1.6rem;font-weight:650}.card .l{color:#5b6475;font-size:.85rem}
-.charts{display:grid;gap:1rem}.panel{background:#fff;border:1px solid #e3e7ee;border-radius:10px;
-padding:.8rem 1rem}.panel h3{margin:0 0 .4rem;font-size:.95rem}
-svg.chart{width:100%;height:auto}svg .axis{stroke:#c9d0db}svg .tick,svg .max{font-size:11px;fill:#6b7385}
-svg.captures .bar{fill:#3b7dd8}svg.agent-reads .bar{fill:#2f9e6e}svg.calls-avoided .bar{fill:#d98a2b}
-table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e3e7ee;border-radius:10px}
-th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #eef1f5;vertical-align:top}
-td.r,th.r{text-align:right}.empty{background:#fff8e6;border:1px solid #f0d9a0;border-radius:10px;
-padding:1rem 1.2rem}code{background:#eef1f5;padding:.05rem .3rem;border-radius:4px}
-footer{color:#8a92a3;font-size:.8rem;margin-top:2rem}
-"""
-
-
-def render_html(data: dict) -> str:
-    """One self-contained page (inline CSS and SVG; no script, no network) with the same
-    figures and charts as `render`. Every captured string is escaped."""
-    from html import escape
-
-    def t(x) -> str:
-        return escape(str(x if x is not None else ""))
-
-    d, c, a, db = data["documents"], data["captures"], data["access"], data["db"]
-    agent, user = a.get("agent") or {}, a.get("user") or {}
-    sv = data.get("serving") or {}
-    scope = f"project {data['project']}" if data["project"] else "all projects"
-    cards = [
-        (plural(d["count"], "document").split(" ", 1), _bytes(d["bytes"])),
-        (plural(c["count"], "capture").split(" ", 1), f"{_bytes(c['dedup_saved_bytes'])} saved by dedup"),
-        (plural(agent.get("reads", 0), "agent read").split(" ", 1),
-         f"{plural(user.get('reads', 0), 'read')} by you (search/show)"),
-        (plural(sv.get("calls_avoided", 0), "call").split(" ", 1), "avoided (served from the store)"),
-    ]
-    parts = [
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "style-src 'unsafe-inline'; img-src data:\">",
-        f"<title>memhooks stats · {t(scope)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>memhooks stats</h1><p class=\"sub\">{t(scope)} · {t(db['path'])} · "
-        f"{t(_bytes(db['total_bytes']))} on disk · generated {t(data['generated_at'])}</p>",
-    ]
-    if is_empty(data):
-        parts.append("<div class=\"empty\" id=\"next-steps\"><strong>Nothing captured yet.</strong> Next:<ul>"
-                     + "".join(f"<li><code>{t(cmd)}</code> — {t(why)}</li>" for cmd, why in NEXT_STEPS)
-                     + "</ul></div>")
-    parts.append("<div class=\"cards\">" + "".join(
-        f"<div class=\"card\"><div class=\"n\">{t(num)}</div><div class=\"l\">{t(word)} · {t(extra)}</div></div>"
-        for (num, word), extra in cards) + "</div>")
-    daily = data.get("daily") or {}
-    days = daily.get("days") or []
-    parts.append(f"<h2>Last {len(days)} days (UTC)</h2><div class=\"charts\">")
-    for key, label in CHART_ROWS:
-        values = daily.get(key) or [0] * len(days)
-        parts.append(f"<div class=\"panel\" id=\"chart-{key.replace('_', '-')}\"><h3>{t(label)} · "
-                     f"{sum(values):,} in {len(days)} days</h3>"
-                     + _svg_bars(values, days, label, key.replace("_", "-")) + "</div>")
-    parts.append("</div>")
-
-    def table(tid: str, head: list[tuple[str, bool]], rows: list[list]) -> str:
-        th = "".join(f"<th{' class=r' if r else ''}>{t(h)}</th>" for h, r in head)
-        body = "".join("<tr>" + "".join(
-            f"<td{' class=r' if head[i][1] else ''}>{t(v)}</td>" for i, v in enumerate(row)) + "</tr>"
-            for row in rows)
-        if not rows:
-            body = f"<tr><td colspan=\"{len(head)}\">none yet</td></tr>"
-        return f"<table id=\"{tid}\"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
-
-    parts.append(f"<h2>Documents: {t(plural(d['count'], 'document'))} ({t(_bytes(d['bytes']))})</h2>")
-    parts.append(table("documents", [("source tool", False), ("type", False), ("documents", True),
-                                     ("bytes", True)],
-                       [[r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"])]
-                        for r in d["by_source_tool"]]))
-    parts.append(f"<h2>Most read by the agent ({t(plural(agent.get('reads', 0), 'read'))})</h2>")
-    parts.append(table("most-read", [("id", True), ("title", False), ("tool", False), ("agent reads", True),
-                                     ("your reads", True), ("last read", False)],
-                       [[r["id"], " ".join(str(r["title"] or "").split())[:160], r["source_tool"],
-                         f"{r['agent_reads']:,}", f"{r['user_reads']:,}", r["last_accessed"] or "-"]
-                        for r in a["top"]]))
-    parts.append("<h2>Captures and dedup</h2>")
-    parts.append(table("captures", [("", False), ("", True)], [
-        ["captures", f"{c['count']:,}"], ["unique documents", f"{c['unique_documents']:,}"],
-        ["bytes captured", _bytes(c["captured_bytes"])], ["saved by dedup", _bytes(c["dedup_saved_bytes"])],
-        ["oldest capture", c["oldest"] or "-"], ["newest capture", c["newest"] or "-"]]))
-    parts.append("<h2>Cache</h2>")
-    parts.append(table("cache", [("tier", False), ("entries", True), ("fresh", True), ("negative", True),
-                                 ("hits", True), ("misses", True), ("hit rate", True)],
-                       [[n, f"{data[n]['total']:,}", f"{data[n]['fresh']:,}", f"{data[n]['negative']:,}",
-                         f"{data[n]['hits']:,}", f"{data[n]['misses']:,}",
-                         "-" if data[n]["hit_rate"] is None else f"{data[n]['hit_rate'] * 100:.1f}%"]
-                        for n in ("tier1", "tier2")]))
-    e = data["events"]
-    parts.append(f"<h2>Events: {e['total']:,}</h2>")
-    parts.append(table("events", [("state", False), ("events", True)],
-                       [[k, f"{v:,}"] for k, v in e["by_state"].items()]))
-    parts.append("<footer>memhooks · this page is self-contained: no scripts, no network.</footer>"
-                 "</body></html>\n")
-    return "".join(parts)
+    return check(report)

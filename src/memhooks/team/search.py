@@ -10,6 +10,7 @@ counts one local access, which a later push adds to the team's counts.
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
 RANK_WINDOW = 500       # ts_rank scores at most the newest this-many matches
 IMPORT_MAX_BYTES = 16 * 1024 * 1024
@@ -42,7 +43,10 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
                 import_hits: bool = True, now: float | None = None) -> list[dict]:
     """Ranked team documents as result dicts in the local result shape (see
     memhooks.recall.search). The id is the local id of the imported copy."""
+    from psycopg.rows import dict_row
+
     from memhooks.recall import search as local
+    from memhooks.recall.render import iso_utc
 
     try:
         limit = max(1, min(int(limit), local.MAX_LIMIT))
@@ -55,14 +59,15 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
     # common word it walks the primary key backwards and stops after RANK_WINDOW matches.
     tsq = "websearch_to_tsquery('english', %(q)s)"
     with pg.transaction():
-        rows = pg.execute(
+        rows = pg.cursor(row_factory=dict_row).execute(
             "SELECT r.id, r.content_hash, r.title, r.source, r.source_tool, r.type, r.url, r.library_id,"
             " r.topic, r.version, r.created_at, r.last_seen, r.bytes, r.metadata, r.rank,"
             " CASE WHEN r.bytes <= %(whole)s THEN r.content"
-            f"  ELSE ts_headline('english', left(r.content, %(chars)s), {tsq}, %(opts)s) END,"
-            " (SELECT count(*) FROM document_members m WHERE m.content_hash = r.content_hash AND m.captured),"
+            f"  ELSE ts_headline('english', left(r.content, %(chars)s), {tsq}, %(opts)s) END AS headline,"
+            " (SELECT count(*) FROM document_members m WHERE m.content_hash = r.content_hash AND m.captured)"
+            "  AS members,"
             " (SELECT coalesce(sum(m.access_count), 0) FROM document_members m"
-            "   WHERE m.content_hash = r.content_hash)"
+            "   WHERE m.content_hash = r.content_hash) AS accesses"
             f" FROM (SELECT d.*, ts_rank(d.search, {tsq}) AS rank FROM documents d"
             f"  WHERE d.id IN (SELECT id FROM documents WHERE search @@ {tsq}"
             "   ORDER BY id DESC LIMIT %(window)s)"
@@ -76,55 +81,59 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
     local_ids = _import(conn, pg, rows, project) if import_hits else {}
     results = []
     stamp = int(time.time() if now is None else now)
-    for (tid, digest, title, source, tool, dtype, url, lid, topic, version, created, seen, size,
-         meta, rank, headline, members, accesses) in rows:
-        doc = {"id": local_ids.get(digest) or f"team:{tid}", "title": title, "source": source,
-               "source_tool": tool, "type": dtype, "url": url, "library_id": lid, "topic": topic,
-               "version": version, "metadata": meta, "bytes": size,
-               "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created or 0)),
-               "access_count": int(accesses or 0) + (1 if digest in local_ids else 0),
+    for r in rows:
+        digest = r["content_hash"]
+        doc = {"id": local_ids.get(digest) or f"team:{r['id']}",
+               **{k: r[k] for k in ("title", "source", "source_tool", "type", "url", "library_id",
+                                    "topic", "version", "metadata", "bytes")},
+               "created_at": iso_utc(r["created_at"] or 0),
+               "access_count": int(r["accesses"] or 0) + (1 if digest in local_ids else 0),
                "last_accessed_epoch": stamp if digest in local_ids else None}
-        out = local._public(doc, set())
-        out["snippet"] = headline or ""
-        out["score"] = round(float(rank or 0), 4)
+        out = local.public(doc)
+        out["snippet"] = r["headline"] or ""
+        out["score"] = round(float(r["rank"] or 0), 4)
         out["match"] = "team"
-        out["team"] = {"id": tid, "captured_by": int(members or 0), "last_seen": seen}
+        out["team"] = {"id": r["id"], "captured_by": int(r["members"] or 0), "last_seen": r["last_seen"]}
         results.append(out)
     return results
 
 
 def _import(conn, pg, rows, project) -> dict[str, int]:
     """Bring the hits into the local store; returns content_hash -> local id."""
+    from psycopg.rows import dict_row
+
     from memhooks.store import team_local as tl
     from memhooks.store.connect import transaction
     from memhooks.store.projections import touch_documents, upsert_document
 
-    hashes = [r[1] for r in rows]
-    members = {r[1]: r[16] for r in rows}
+    hashes = [r["content_hash"] for r in rows]
+    members = {r["content_hash"]: r["members"] for r in rows}
     forgotten = tl.forgotten_among(conn, hashes)
     have = {h: tl.document_id_by_hash(conn, h) for h in tl.local_hashes(conn, hashes)}
     need, total = [], 0
     for r in rows:
-        if r[1] in have or r[1] in forgotten:
+        if r["content_hash"] in have or r["content_hash"] in forgotten:
             continue
-        if total + (r[12] or 0) > IMPORT_MAX_BYTES:
+        if total + (r["bytes"] or 0) > IMPORT_MAX_BYTES:
             break
-        need.append(r[0])
-        total += r[12] or 0
+        need.append(r["id"])
+        total += r["bytes"] or 0
     fetched = []
     if need:
         with pg.transaction():
-            fetched = pg.execute(
+            fetched = pg.cursor(row_factory=dict_row).execute(
                 "SELECT content_hash, source, source_tool, title, content, type, metadata, url,"
                 " library_id, topic, version FROM documents WHERE id = ANY(%s)", (need,)).fetchall()
     from memhooks.team.pull import _with_team
 
     with transaction(conn):
-        for digest, source, tool, title, content, dtype, meta, url, lid, topic, version in fetched:
-            doc_id, _ = upsert_document(conn, project=project or "", source=source or "",
-                                        source_tool=tool or "web", content=content, title=title,
-                                        type=dtype, url=url, library_id=lid, topic=topic,
-                                        version=version, metadata=_with_team(meta, members.get(digest, 0)),
+        for r in fetched:
+            digest = r["content_hash"]
+            doc_id, _ = upsert_document(conn, project=project or "", source=r["source"] or "",
+                                        source_tool=r["source_tool"] or "web", content=r["content"],
+                                        title=r["title"], type=r["type"], url=r["url"],
+                                        library_id=r["library_id"], topic=r["topic"], version=r["version"],
+                                        metadata=_with_team(r["metadata"], members.get(digest, 0)),
                                         tool="team-search")
             if doc_id is not None:
                 have[digest] = doc_id
@@ -144,11 +153,8 @@ def _search(conn, query, limit):
         raise TeamError("not-configured", "no team store configured (MEMHOOKS_TEAM_URL or "
                         "`memhooks team connect URL`)")
     try:
-        pg = open_team(url)
-        try:
+        with closing(open_team(url)) as pg:
             return search_team(conn, pg, query, limit, project=project_dir())
-        finally:
-            pg.close()
     except Exception as exc:  # noqa: BLE001
         raise classify(exc, url) from None
 
@@ -167,15 +173,13 @@ def cli_search(conn, query, limit):
 def tool_search_team(query, limit) -> tuple[str, bool]:
     """For the MCP tool's scope "team": (markdown, is_error)."""
     from memhooks.ingest.pipeline import open_reader
-    from memhooks.recall import search as local
+    from memhooks.recall.render import results_markdown
     from memhooks.team.store import TeamError
 
-    conn = open_reader()
-    try:
-        results = _search(conn, query, limit)
-    except TeamError as exc:
-        return f"The team store cannot be searched: {exc}. Search the local cache (scope \"local\") instead.", True
-    finally:
-        conn.close()
-    text = local.results_markdown(query, results)
+    with closing(open_reader()) as conn:
+        try:
+            results = _search(conn, query, limit)
+        except TeamError as exc:
+            return f"The team store cannot be searched: {exc}. Search the local cache (scope \"local\") instead.", True
+    text = results_markdown(query, results)
     return (("From the team store (documents any team member captured).\n" + text) if results else text), False

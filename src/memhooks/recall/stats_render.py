@@ -1,0 +1,302 @@
+"""`memhooks stats` for people: the figures of memhooks.recall.stats.gather as rich tables
+with a 30-day terminal chart (`render`), or as one self-contained HTML page (`render_html`).
+Nothing here reads the store.
+"""
+
+from __future__ import annotations
+
+
+def _bytes(n) -> str:
+    n = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 document`, `2 documents`, `1,024 reads`."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+SPARK = " ▁▂▃▄▅▆▇█"
+NEXT_STEPS = [
+    ("memhooks install", "capture from now on (or load the plugin in Claude Code)"),
+    ("memhooks import-transcripts", "backfill from your past Claude Code sessions"),
+    ("memhooks warm", "pre-resolve this project's libraries to Context7 IDs"),
+]
+
+
+def next_steps_lines() -> list[str]:
+    width = max(len(cmd) for cmd, _ in NEXT_STEPS)
+    return [f"  {cmd:<{width}}  {why}" for cmd, why in NEXT_STEPS]
+
+
+def sparkline(values: list[int]) -> str:
+    top = max(values) if values else 0
+    if top <= 0:
+        return "·" * len(values)
+    return "".join("·" if v <= 0 else SPARK[max(1, round(v / top * (len(SPARK) - 1)))] for v in values)
+
+
+def _short_path(path: str, width: int) -> str:
+    return path if len(path) <= width else "…" + path[-(width - 1):]
+
+
+CHART_ROWS = (("captures", "captures"), ("agent_reads", "agent reads"),
+              ("calls_avoided", "calls avoided"))
+
+
+def is_empty(data: dict) -> bool:
+    return not (data["documents"]["count"] or data["captures"]["count"] or data["events"]["total"]
+                or data["tier1"]["total"])
+
+
+def render(data: dict, console=None) -> None:
+    """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
+    on an empty store, a 30-day chart, then the tables."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    scope = f"project {data['project']}" if data["project"] else "all projects"
+    db = data["db"]
+    d, c, a = data["documents"], data["captures"], data["access"]
+    console.print(f"[bold]memhooks stats[/bold] · {_short_path(scope, 40)} · "
+                  f"{plural(d['count'], 'document')} · {_bytes(db['total_bytes'])} on disk",
+                  highlight=False, overflow="ellipsis", no_wrap=True)
+    console.print(f"store: {_short_path(db['path'], 72)}", highlight=False, no_wrap=True,
+                  overflow="ellipsis")
+    if is_empty(data):
+        console.print("\nNothing captured yet. Next:", highlight=False)
+        for line in next_steps_lines():
+            console.print(line, highlight=False, markup=False)
+        return
+
+    daily = data.get("daily") or {}
+    days = daily.get("days") or []
+    if days:
+        console.print(f"\n[bold]Last {len(days)} days[/bold] ({days[0][5:]} … {days[-1][5:]}, UTC)",
+                      highlight=False)
+        for key, label in CHART_ROWS:
+            values = daily.get(key) or [0] * len(days)
+            console.print(f"  {label:<14}{sparkline(values)}  {sum(values):>7,}", highlight=False)
+        console.print("")
+
+    docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({_bytes(d['bytes'])})",
+                 title_justify="left")
+    for col, just in (("source tool", "left"), ("type", "left"), ("documents", "right"),
+                      ("bytes", "right")):
+        docs.add_column(col, justify=just)
+    for r in d["by_source_tool"]:
+        docs.add_row(r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"]))
+    console.print(docs)
+
+    cap = Table(title="Captures and dedup", title_justify="left", show_header=False)
+    cap.add_column(justify="left")
+    cap.add_column(justify="right")
+    cap.add_row("captures", f"{c['count']:,}")
+    cap.add_row("unique documents", f"{c['unique_documents']:,}")
+    cap.add_row("bytes captured", _bytes(c["captured_bytes"]))
+    cap.add_row("bytes stored (unique)", _bytes(c["unique_bytes"]))
+    cap.add_row("saved by dedup", _bytes(c["dedup_saved_bytes"]))
+    cap.add_row("oldest capture", c["oldest"] or "-")
+    cap.add_row("newest capture", c["newest"] or "-")
+    console.print(cap)
+
+    agent, user = a.get("agent") or {}, a.get("user") or {}
+    own = (f"; yours: {plural(user.get('reads', 0), 'read')}" if user.get("reads") else "")
+    if a["top"]:
+        top = Table(title=f"Most read by the agent ({plural(agent.get('reads', 0), 'read')} of "
+                          f"{plural(agent.get('documents_read', 0), 'document')}{own})",
+                    title_justify="left")
+        for col, just in (("id", "right"), ("title", "left"), ("tool", "left"), ("reads", "right"),
+                          ("last read", "left")):
+            top.add_column(col, justify=just, overflow="ellipsis",
+                           max_width=40 if col == "title" else None)
+        for r in a["top"]:
+            top.add_row(str(r["id"]), " ".join(str(r["title"] or "").split())[:120], r["source_tool"],
+                        f"{r['agent_reads']:,}", (r["last_accessed"] or "-")[:16].replace("T", " "))
+        console.print(top)
+    else:
+        console.print(f"Most read by the agent: no reads yet{own}. The agent reads through the "
+                      "MCP tools, lc-cache-lookup-docs and answers served from the store "
+                      "(your own search/show are counted apart).", highlight=False)
+
+    tiers = Table(title="Cache", title_justify="left")
+    for col in ("tier", "entries", "fresh", "negative", "hits", "misses", "hit rate"):
+        tiers.add_column(col, justify="left" if col == "tier" else "right")
+    for name in ("tier1", "tier2"):
+        t = data[name]
+        rate = "-" if t["hit_rate"] is None else f"{t['hit_rate'] * 100:.1f}%"
+        tiers.add_row(name, f"{t['total']:,}", f"{t['fresh']:,}", f"{t['negative']:,}",
+                      f"{t['hits']:,}", f"{t['misses']:,}", rate)
+    console.print(tiers)
+
+    sv = data.get("serving") or {}
+    if sv.get("calls_avoided") or sv.get("insisted"):
+        served = Table(title=f"Served from the store: {plural(sv['calls_avoided'], 'call')} avoided, "
+                             f"{_bytes(sv['bytes_served'])}, ~{sv['tokens_saved_est']:,} tokens saved, "
+                             f"{plural(sv['insisted'], 'repeat')} let through", title_justify="left")
+        for col in ("by", "calls avoided", "bytes served", "tokens saved (est.)"):
+            served.add_column(col, justify="left" if col == "by" else "right")
+        for key, rows in (("tool", sv["by_tool"]), ("library_id", sv["by_library"]), ("day", sv["by_day"])):
+            for r in rows:
+                served.add_row(f"{key.split('_')[0]} {r[key]}", f"{r['calls_avoided']:,}",
+                               _bytes(r["bytes_served"]), f"{r['tokens_saved_est']:,}")
+        console.print(served)
+
+    e = data["events"]
+    ev = Table(title=f"Events: {e['total']:,}", title_justify="left")
+    ev.add_column("state")
+    ev.add_column("events", justify="right")
+    for state, n in e["by_state"].items():
+        ev.add_row(state, f"{n:,}")
+    console.print(ev)
+    for title, key in (("Skip reasons", "skip_reasons"), ("Failure reasons", "failure_reasons")):
+        if e[key]:
+            reasons = Table(title=title, title_justify="left")
+            reasons.add_column("reason", overflow="fold")
+            reasons.add_column("events", justify="right")
+            for r in e[key]:
+                reasons.add_row(r["reason"], f"{r['count']:,}")
+            console.print(reasons)
+
+
+# ----------------------------------------------------------------------------- HTML
+
+def _svg_bars(values: list[int], days: list[str], label: str, css: str) -> str:
+    """One inline SVG bar chart (no script, no external anything)."""
+    from html import escape
+
+    w, h, pad = 600, 110, 20
+    n = max(1, len(values))
+    peak = max(values) if values else 0
+    top = peak if peak > 0 else 1
+    bw = (w - 2 * pad) / n
+    bars = []
+    for i, v in enumerate(values):
+        bh = 0 if v <= 0 else max(2.0, (h - 2 * pad) * v / top)
+        x = pad + i * bw
+        y = h - pad - bh
+        day = escape(days[i]) if i < len(days) else ""
+        bars.append(f'<rect class="bar" x="{x + 1:.1f}" y="{y:.1f}" width="{max(1.0, bw - 2):.1f}" '
+                    f'height="{bh:.1f}" data-day="{day}" data-value="{int(v)}">'
+                    f"<title>{day}: {int(v):,}</title></rect>")
+    first = escape(days[0][5:]) if days else ""
+    last = escape(days[-1][5:]) if days else ""
+    return (f'<svg class="chart {css}" role="img" aria-label="{escape(label)} per day" '
+            f'viewBox="0 0 {w} {h}" width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg">'
+            f'<line class="axis" x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}"/>'
+            + "".join(bars)
+            + f'<text x="{pad}" y="{h - 6}" class="tick">{first}</text>'
+            f'<text x="{w - pad}" y="{h - 6}" class="tick" text-anchor="end">{last}</text>'
+            f'<text x="{pad}" y="14" class="max">{f"max {peak:,}/day" if peak else "none yet"}</text>'
+            "</svg>")
+
+
+_CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
+max-width:980px;padding:0 1rem;color:#1d2330;background:#fafbfc}
+h1{font-size:1.5rem;margin:0 0 .2rem}h2{font-size:1.1rem;margin:2rem 0 .6rem}
+.sub{color:#5b6475;margin:0 0 1.2rem;word-break:break-all}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:.8rem}
+.card{background:#fff;border:1px solid #e3e7ee;border-radius:10px;padding:.8rem 1rem}
+.card .n{font-size:1.6rem;font-weight:650}.card .l{color:#5b6475;font-size:.85rem}
+.charts{display:grid;gap:1rem}.panel{background:#fff;border:1px solid #e3e7ee;border-radius:10px;
+padding:.8rem 1rem}.panel h3{margin:0 0 .4rem;font-size:.95rem}
+svg.chart{width:100%;height:auto}svg .axis{stroke:#c9d0db}svg .tick,svg .max{font-size:11px;fill:#6b7385}
+svg.captures .bar{fill:#3b7dd8}svg.agent-reads .bar{fill:#2f9e6e}svg.calls-avoided .bar{fill:#d98a2b}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e3e7ee;border-radius:10px}
+th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #eef1f5;vertical-align:top}
+td.r,th.r{text-align:right}.empty{background:#fff8e6;border:1px solid #f0d9a0;border-radius:10px;
+padding:1rem 1.2rem}code{background:#eef1f5;padding:.05rem .3rem;border-radius:4px}
+footer{color:#8a92a3;font-size:.8rem;margin-top:2rem}
+"""
+
+
+def render_html(data: dict) -> str:
+    """One self-contained page (inline CSS and SVG; no script, no network) with the same
+    figures and charts as `render`. Every captured string is escaped."""
+    from html import escape
+
+    def t(x) -> str:
+        return escape(str(x if x is not None else ""))
+
+    d, c, a, db = data["documents"], data["captures"], data["access"], data["db"]
+    agent, user = a.get("agent") or {}, a.get("user") or {}
+    sv = data.get("serving") or {}
+    scope = f"project {data['project']}" if data["project"] else "all projects"
+    cards = [
+        (plural(d["count"], "document").split(" ", 1), _bytes(d["bytes"])),
+        (plural(c["count"], "capture").split(" ", 1), f"{_bytes(c['dedup_saved_bytes'])} saved by dedup"),
+        (plural(agent.get("reads", 0), "agent read").split(" ", 1),
+         f"{plural(user.get('reads', 0), 'read')} by you (search/show)"),
+        (plural(sv.get("calls_avoided", 0), "call").split(" ", 1), "avoided (served from the store)"),
+    ]
+    parts = [
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; img-src data:\">",
+        f"<title>memhooks stats · {t(scope)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>memhooks stats</h1><p class=\"sub\">{t(scope)} · {t(db['path'])} · "
+        f"{t(_bytes(db['total_bytes']))} on disk · generated {t(data['generated_at'])}</p>",
+    ]
+    if is_empty(data):
+        parts.append("<div class=\"empty\" id=\"next-steps\"><strong>Nothing captured yet.</strong> Next:<ul>"
+                     + "".join(f"<li><code>{t(cmd)}</code> — {t(why)}</li>" for cmd, why in NEXT_STEPS)
+                     + "</ul></div>")
+    parts.append("<div class=\"cards\">" + "".join(
+        f"<div class=\"card\"><div class=\"n\">{t(num)}</div><div class=\"l\">{t(word)} · {t(extra)}</div></div>"
+        for (num, word), extra in cards) + "</div>")
+    daily = data.get("daily") or {}
+    days = daily.get("days") or []
+    parts.append(f"<h2>Last {len(days)} days (UTC)</h2><div class=\"charts\">")
+    for key, label in CHART_ROWS:
+        values = daily.get(key) or [0] * len(days)
+        parts.append(f"<div class=\"panel\" id=\"chart-{key.replace('_', '-')}\"><h3>{t(label)} · "
+                     f"{sum(values):,} in {len(days)} days</h3>"
+                     + _svg_bars(values, days, label, key.replace("_", "-")) + "</div>")
+    parts.append("</div>")
+
+    def table(tid: str, head: list[tuple[str, bool]], rows: list[list]) -> str:
+        th = "".join(f"<th{' class=r' if r else ''}>{t(h)}</th>" for h, r in head)
+        body = "".join("<tr>" + "".join(
+            f"<td{' class=r' if head[i][1] else ''}>{t(v)}</td>" for i, v in enumerate(row)) + "</tr>"
+            for row in rows)
+        if not rows:
+            body = f"<tr><td colspan=\"{len(head)}\">none yet</td></tr>"
+        return f"<table id=\"{tid}\"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+    parts.append(f"<h2>Documents: {t(plural(d['count'], 'document'))} ({t(_bytes(d['bytes']))})</h2>")
+    parts.append(table("documents", [("source tool", False), ("type", False), ("documents", True),
+                                     ("bytes", True)],
+                       [[r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"])]
+                        for r in d["by_source_tool"]]))
+    parts.append(f"<h2>Most read by the agent ({t(plural(agent.get('reads', 0), 'read'))})</h2>")
+    parts.append(table("most-read", [("id", True), ("title", False), ("tool", False), ("agent reads", True),
+                                     ("your reads", True), ("last read", False)],
+                       [[r["id"], " ".join(str(r["title"] or "").split())[:160], r["source_tool"],
+                         f"{r['agent_reads']:,}", f"{r['user_reads']:,}", r["last_accessed"] or "-"]
+                        for r in a["top"]]))
+    parts.append("<h2>Captures and dedup</h2>")
+    parts.append(table("captures", [("", False), ("", True)], [
+        ["captures", f"{c['count']:,}"], ["unique documents", f"{c['unique_documents']:,}"],
+        ["bytes captured", _bytes(c["captured_bytes"])], ["saved by dedup", _bytes(c["dedup_saved_bytes"])],
+        ["oldest capture", c["oldest"] or "-"], ["newest capture", c["newest"] or "-"]]))
+    parts.append("<h2>Cache</h2>")
+    parts.append(table("cache", [("tier", False), ("entries", True), ("fresh", True), ("negative", True),
+                                 ("hits", True), ("misses", True), ("hit rate", True)],
+                       [[n, f"{data[n]['total']:,}", f"{data[n]['fresh']:,}", f"{data[n]['negative']:,}",
+                         f"{data[n]['hits']:,}", f"{data[n]['misses']:,}",
+                         "-" if data[n]["hit_rate"] is None else f"{data[n]['hit_rate'] * 100:.1f}%"]
+                        for n in ("tier1", "tier2")]))
+    e = data["events"]
+    parts.append(f"<h2>Events: {e['total']:,}</h2>")
+    parts.append(table("events", [("state", False), ("events", True)],
+                       [[k, f"{v:,}"] for k, v in e["by_state"].items()]))
+    parts.append("<footer>memhooks · this page is self-contained: no scripts, no network.</footer>"
+                 "</body></html>\n")
+    return "".join(parts)
