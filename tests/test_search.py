@@ -359,7 +359,7 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
 def test_candidates_rank_as_the_library_lookup_does(conn):
     """The alternatives and the lookup's library fallback rank by one rule: an exact title
     match before an ID-tail match, then benchmark score, trust, code snippets (unknown = 0)."""
-    from memhooks.recall.lc_cache import find_library
+    from memhooks.recall.queries import find_library
     from memhooks.store.projections import upsert_library
 
     libs = [("/acme/widget", "Widget", 50.0, 5.0, None),        # exact title, weaker scores
