@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -68,3 +67,11 @@ def open_store(ingest: bool = True):
 
 def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_lines(out=(), err=()) -> None:
+    """Print rendered lines: `out` on stdout, then `err` on stderr."""
+    for line in out:
+        click.echo(line)
+    for line in err:
+        click.echo(line, err=True)
