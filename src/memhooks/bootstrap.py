@@ -23,7 +23,19 @@ re-checked). The bash side reads it with builtins only.
 import os
 import sys
 
-DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
+
+
+def _dependency_modules():
+    """The dependencies' import names, read from deps.py beside this file (their one list):
+    run as a script (``python3 -I -S …/bootstrap.py``), the memhooks package is not importable."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deps.py")
+    scope = {}
+    with open(path, "r") as fh:
+        exec(compile(fh.read(), path, "exec"), scope)
+    return tuple(scope["MODULES"])
+
+
+DEPS = _dependency_modules()
 MIN = (3, 11)
 MARKER = "python.marker"
 VENV = "venv"

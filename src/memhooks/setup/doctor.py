@@ -18,8 +18,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from memhooks import config
+from memhooks.deps import MODULES as DEPS
 
-DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
 PENDING_AGE_S = 60.0
 API_TIMEOUT_S = 5.0
 
