@@ -243,6 +243,7 @@ def test_corrupt_journal_spools_nothing_and_loses_nothing(store):
     assert not list((store.parent / "spool").glob("*.json"))
 
 
+@pytest.mark.slow
 def test_locked_store_spools_after_the_busy_timeout(store):
     assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
     wait_idle(store)

@@ -48,6 +48,7 @@ def fuzz_db(tmp_path_factory):
     assert db_rows(journal_file(db), "PRAGMA integrity_check") == [("ok",)]
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=payloads)
 def test_fuzz_hook_always_exits_zero(data, fuzz_db):
@@ -92,6 +93,7 @@ WORKER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_captures_lose_nothing(store):
     base = load_payload("c7_query_docs")
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(HOOKS / "post-tool-use"),

@@ -169,6 +169,7 @@ def hostile_repo(root: Path) -> None:
         "evil/pkg": VERSION_TRICKS[0]}}))
 
 
+@pytest.mark.slow
 def test_injection_through_manifests_and_api_answers_never_reaches_anything(tmp_path, api, store):
     serve(api)
     project = tmp_path / "project"
@@ -294,6 +295,7 @@ def test_six_15_mib_lockfiles(tmp_path, api, store):
     assert data["skipped"]["too-large"] == 6
 
 
+@pytest.mark.slow
 def test_100k_small_files(tmp_path, api, store):
     import shutil
     import tempfile
@@ -423,6 +425,7 @@ def warm_json(project: Path) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow
 def test_hanging_api_is_recorded_and_backed_off(tmp_path, store, monkeypatch):
     server = HangingServer()
     try:

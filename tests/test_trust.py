@@ -532,6 +532,7 @@ def hostile_db(tmp_path_factory):
 _SEEN = {"n": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(batch=st.lists(hostile_payloads(), min_size=15, max_size=30))
 def test_thousands_of_hostile_events_never_stop_a_valid_one(batch, hostile_db):
