@@ -1,4 +1,5 @@
-"""Issue 3: the seed-compatible lc-cache-* commands and the weaknesses they must not have."""
+"""The lc-cache-* commands (the contract of the lc-cache-* scripts memhooks replaces: exit 0,
+empty output on a miss) and the weaknesses they must not have."""
 
 from __future__ import annotations
 

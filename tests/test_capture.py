@@ -1,4 +1,4 @@
-"""Issue 2: the journal-first PostToolUse hook, run as a subprocess against temp stores."""
+"""The journal-first PostToolUse hook, run as a subprocess against temp stores."""
 
 from __future__ import annotations
 

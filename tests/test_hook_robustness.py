@@ -1,4 +1,4 @@
-"""Issue 2: fuzzing the hook with hypothesis, and concurrent captures."""
+"""Fuzzing the hook with hypothesis, and concurrent captures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 3: SessionStart warming against a real loopback HTTP server for the Context7 API."""
+"""SessionStart warming against a real loopback HTTP server for the Context7 API."""
 
 from __future__ import annotations
 
