@@ -122,7 +122,7 @@ def run_hot_path_probe(body: str, *, env: dict | None = None) -> tuple[list[str]
     lines = r.stdout.decode().splitlines()
     cut = lines.index(marker)
     assert lines[cut + 1].startswith("[")
-    return lines[:cut], eval(lines[cut + 1])  # noqa: S307 - our own repr of a list of str
+    return lines[:cut], eval(lines[cut + 1])  # our own repr of a list of str
 
 
 def pytest_collection_modifyitems(items):

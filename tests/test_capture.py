@@ -7,23 +7,23 @@ import os
 import sqlite3
 import stat
 import subprocess
-import sys
 
 import pytest
 
 from conftest import (  # noqa: I001
-    journal_file,
     BIN,
     HOOKS,
     ROOT,
     db_rows,
     ingest,
+    journal_file,
     load_payload,
     run,
     run_hook,
     run_hot_path_probe,
     wait_idle,
 )
+
 
 def capture(store, name: str) -> None:
     """Run the PostToolUse hook with a fixture payload, then let ingestion finish."""

@@ -57,7 +57,7 @@ def open_store(ingest: bool = True):
         from memhooks.store.connect import connect
 
         return connect(path)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         import sqlite3
 
         if isinstance(exc, sqlite3.DatabaseError):
