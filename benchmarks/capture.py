@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import compare  # noqa: E402
+from _timing import compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -29,8 +29,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import PYTHON, compare, floor_line  # noqa: E402
-from capture import payload as query_docs_payload  # noqa: E402
+from _timing import PYTHON, compare, floor_line
+from capture import payload as query_docs_payload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")

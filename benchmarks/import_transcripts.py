@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from helpers_transcripts import write_synthetic  # noqa: E402
+from helpers_transcripts import write_synthetic
 
 CHILD = """
 import resource, sys

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from memhooks.warm.scan import scan_project  # noqa: E402
+from memhooks.warm.scan import scan_project
 
 
 def write(root: Path, rel: str, data) -> None:

@@ -28,9 +28,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from memhooks.store.projections import upsert_document  # noqa: E402
-from memhooks.recall.search import search_documents  # noqa: E402
-from memhooks.store.connect import connect, transaction  # noqa: E402
+from memhooks.recall.search import search_documents
+from memhooks.store.connect import connect, transaction
+from memhooks.store.projections import upsert_document
 
 LIBRARIES = [
     ("/facebook/react", "react"), ("/vercel/next.js", "next.js"), ("/tanstack/query", "query"),

@@ -35,9 +35,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from memhooks.recall import serve  # noqa: E402
-from memhooks.store.connect import connect, transaction  # noqa: E402
-from memhooks.store.projections import upsert_document, upsert_tier2  # noqa: E402
+from memhooks.recall import serve
+from memhooks.store.connect import connect, transaction
+from memhooks.store.projections import upsert_document, upsert_tier2
 
 ENTRY = os.path.join(ROOT, "src", "memhooks", "_entry.py")
 RELEVANCE = os.path.join(ROOT, "tests", "fixtures", "serve", "relevance.json")

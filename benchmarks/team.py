@@ -24,7 +24,6 @@ import argparse
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,10 +32,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import floor_line, once  # noqa: E402
+from _timing import floor_line, once
 
-from memhooks.store.connect import connect, transaction  # noqa: E402
-from memhooks.store.projections import upsert_document, upsert_library, upsert_tier1  # noqa: E402
+from memhooks.store.connect import connect, transaction
+from memhooks.store.projections import upsert_document, upsert_library, upsert_tier1
 
 LIBS = ["react", "next.js", "query", "flask", "django", "fastapi", "sqlalchemy", "pydantic", "tokio",
         "serde", "vue", "svelte", "express", "prisma", "zod", "vite", "jest", "pytest", "numpy", "pandas"]

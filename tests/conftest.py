@@ -122,4 +122,11 @@ def run_hot_path_probe(body: str, *, env: dict | None = None) -> tuple[list[str]
     lines = r.stdout.decode().splitlines()
     cut = lines.index(marker)
     assert lines[cut + 1].startswith("[")
-    return lines[:cut], eval(lines[cut + 1])  # noqa: S307 - our own repr of a list of str
+    return lines[:cut], eval(lines[cut + 1])  # our own repr of a list of str
+
+
+def pytest_collection_modifyitems(items):
+    """The e2e tests (the real Claude Code CLI) are slow too: `-m "not slow"` leaves them out."""
+    for item in items:
+        if item.get_closest_marker("e2e") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)

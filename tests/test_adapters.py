@@ -753,6 +753,7 @@ _text_bits = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(event=_json)
 def test_route_never_raises_on_arbitrary_json(event):

@@ -1,4 +1,4 @@
-"""Issue 2: the journal-first PostToolUse hook, run as a subprocess against temp stores."""
+"""The journal-first PostToolUse hook, run as a subprocess against temp stores."""
 
 from __future__ import annotations
 
@@ -7,23 +7,23 @@ import os
 import sqlite3
 import stat
 import subprocess
-import sys
 
 import pytest
 
 from conftest import (  # noqa: I001
-    journal_file,
     BIN,
     HOOKS,
     ROOT,
     db_rows,
     ingest,
+    journal_file,
     load_payload,
     run,
     run_hook,
     run_hot_path_probe,
     wait_idle,
 )
+
 
 def capture(store, name: str) -> None:
     """Run the PostToolUse hook with a fixture payload, then let ingestion finish."""
@@ -243,6 +243,7 @@ def test_corrupt_journal_spools_nothing_and_loses_nothing(store):
     assert not list((store.parent / "spool").glob("*.json"))
 
 
+@pytest.mark.slow
 def test_locked_store_spools_after_the_busy_timeout(store):
     assert run_hook("post-tool-use", load_payload("c7_query_docs")).returncode == 0
     wait_idle(store)

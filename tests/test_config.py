@@ -1,13 +1,29 @@
-"""Store location, platformdirs parity, migrations and the error log."""
+"""Store location (the platformdirs rule, without platformdirs), the dependency list, migrations
+and the error log."""
 
 from __future__ import annotations
 
 import os
-import platformdirs
+import pathlib
+import sys
+import tomllib
 
-from memhooks import config, files, log
+import pytest
+
+from memhooks import bootstrap, config, deps, files, log
+from memhooks.setup import doctor
 from memhooks.store import connect as store_mod
 from memhooks.store.migrations import MIGRATIONS
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def xdg_user_data_dir(app: str) -> str:
+    """platformdirs.user_data_dir(app, appauthor=False) on Linux, written out for the tests."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not base.strip():
+        base = os.path.expanduser("~/.local/share")
+    return os.path.join(base, app)
 
 
 def test_store_location_precedence(tmp_path, monkeypatch):
@@ -15,7 +31,7 @@ def test_store_location_precedence(tmp_path, monkeypatch):
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     monkeypatch.delenv("MEMHOOKS_DB", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
-    assert config.db_path() == os.path.join(platformdirs.user_data_dir("memhooks", appauthor=False),
+    assert config.db_path() == os.path.join(xdg_user_data_dir("memhooks"),
                                             "memhooks.db")
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin"))
     assert config.db_path() == str(tmp_path / "plugin" / "memhooks.db")
@@ -25,7 +41,25 @@ def test_store_location_precedence(tmp_path, monkeypatch):
 
 def test_user_data_dir_follows_xdg(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert config.user_data_dir() == platformdirs.user_data_dir("memhooks", appauthor=False)
+    assert config.user_data_dir() == xdg_user_data_dir("memhooks")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rule is Linux's")
+def test_user_data_dir_matches_platformdirs_where_installed(tmp_path, monkeypatch):
+    platformdirs = pytest.importorskip("platformdirs")  # not a dependency; pgserver brings it
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for xdg in ("", "  ", str(tmp_path / "xdg")):
+        monkeypatch.setenv("XDG_DATA_HOME", xdg)
+        assert config.user_data_dir() == platformdirs.user_data_dir("memhooks", appauthor=False)
+
+
+def test_one_dependency_list():
+    """pyproject.toml's dependencies are memhooks.deps' requirements; the bootstrap and doctor
+    check the same modules."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["dependencies"] == [req for req, _module in deps.REQUIREMENTS]
+    assert bootstrap.DEPS == deps.MODULES == doctor.DEPS
+    assert "platformdirs" not in " ".join(project["dependencies"])
 
 
 def test_migrations_run_once_and_are_recorded(store):

@@ -1,4 +1,7 @@
-"""`memhooks doctor` against real stores, settings files and a local HTTP server."""
+"""`memhooks doctor` against real stores, settings files and a local HTTP server.
+
+The checks run in this process through click's CliRunner (each with exactly the environment
+the test gives it); one smoke test runs the whole CLI as a subprocess."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ import sys
 import time
 
 import pytest
+from click.testing import CliRunner
 
 from memhooks.capture.journal import append
+from memhooks.cli.main import main as cli_main
 from memhooks.store.connect import connect
 
 CLI = [sys.executable, "-m", "memhooks.cli.main"]
@@ -28,10 +33,23 @@ def env(tmp_path):
     return {"env": e, "db": data / "memhooks.db", "tmp": tmp_path, "home": home}
 
 
-def doctor(env, *args, **extra):
+def invoke(env, *args, **extra) -> subprocess.CompletedProcess:
+    """`memhooks ARGS` in this process, with env["env"] (+ extra) as the whole environment and
+    the test's folder as the working directory; returns what a subprocess run would."""
     e = dict(env["env"], **extra)
-    return subprocess.run([*CLI, "doctor", *args], env=e, cwd=env["tmp"], capture_output=True,
-                          text=True, timeout=120)
+    with pytest.MonkeyPatch.context() as mp:
+        for name in list(os.environ):
+            if name not in e:
+                mp.delenv(name)
+        for name, value in e.items():
+            mp.setenv(name, value)
+        mp.chdir(env["tmp"])
+        result = CliRunner().invoke(cli_main, list(args), catch_exceptions=False)
+    return subprocess.CompletedProcess(["memhooks", *args], result.exit_code, result.stdout, result.stderr)
+
+
+def doctor(env, *args, **extra):
+    return invoke(env, "doctor", *args, **extra)
 
 
 def as_json(env, **extra):
@@ -47,8 +65,10 @@ def healthy_store(db):
 
 
 def test_healthy_store_exits_zero(env):
+    """The smoke test: the whole CLI, as a subprocess."""
     healthy_store(env["db"])
-    proc = doctor(env)
+    proc = subprocess.run([*CLI, "doctor"], env=env["env"], cwd=env["tmp"], capture_output=True,
+                          text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert all(ln.split()[0] in STATUSES for ln in lines)
@@ -110,8 +130,7 @@ def test_permissions_and_events_warnings(env):
 
 def test_installed_entries_are_checked(env):
     healthy_store(env["db"])
-    proc = subprocess.run([*CLI, "install", "--scope", "user"], env=env["env"], cwd=env["tmp"],
-                          capture_output=True, text=True, timeout=60)
+    proc = invoke(env, "install", "--scope", "user")
     assert proc.returncode == 0, proc.stderr
     proc, by = as_json(env)
     assert proc.returncode == 0

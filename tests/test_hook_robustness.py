@@ -1,4 +1,4 @@
-"""Issue 2: fuzzing the hook with hypothesis, and concurrent captures."""
+"""Fuzzing the hook with hypothesis, and concurrent captures."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import sys
 import textwrap
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +47,7 @@ def fuzz_db(tmp_path_factory):
     assert db_rows(journal_file(db), "PRAGMA integrity_check") == [("ok",)]
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=payloads)
 def test_fuzz_hook_always_exits_zero(data, fuzz_db):
@@ -92,6 +92,7 @@ WORKER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_captures_lose_nothing(store):
     base = load_payload("c7_query_docs")
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(HOOKS / "post-tool-use"),

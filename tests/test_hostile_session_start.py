@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -22,7 +21,6 @@ import pytest
 from werkzeug import Response
 
 from conftest import ROOT, db_rows, run, run_hook
-
 from memhooks.names import valid_library_id, valid_name
 
 OUTSIDE = "ghp-outsidesecret0123456789"  # a valid package name: only the boundary stops it
@@ -169,6 +167,7 @@ def hostile_repo(root: Path) -> None:
         "evil/pkg": VERSION_TRICKS[0]}}))
 
 
+@pytest.mark.slow
 def test_injection_through_manifests_and_api_answers_never_reaches_anything(tmp_path, api, store):
     serve(api)
     project = tmp_path / "project"
@@ -255,14 +254,14 @@ def test_unreadable_file_is_skipped_quietly(tmp_path):
         base.chmod(0o755)
         write(base, "package.json", json.dumps({"dependencies": {"react": "18.3.1"}})).chmod(0o644)
         write(base, "requirements.txt", "secret-dep==1.0\n").chmod(0o600)
-        code = ("import json, os, sys; sys.path.insert(0, %r)\n"
+        code = ("import json, os, sys; sys.path.insert(0, {!r})\n"
                 "from memhooks.warm.scan import scan_project\n"
                 "import memhooks.warm.lockfiles.npm, memhooks.warm.lockfiles.python, memhooks.warm.settings\n"
                 "import encodings.utf_8_sig, fnmatch, importlib, json, re  # nobody cannot read the stdlib here\n"
                 "os.setgid(65534); os.setuid(65534)\n"
-                "r = scan_project(%r)\n"
-                "print(json.dumps({'deps': [d.key for d in r.deps], 'errors': r.errors,"
-                " 'skipped': r.skipped}))" % (str(ROOT / "src"), str(base)))
+                "r = scan_project({!r})\n"
+                "print(json.dumps({{'deps': [d.key for d in r.deps], 'errors': r.errors,"
+                " 'skipped': r.skipped}}))".format(str(ROOT / "src"), str(base)))
 
         r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, timeout=60, cwd="/")
         assert r.returncode == 0, r.stderr
@@ -294,6 +293,7 @@ def test_six_15_mib_lockfiles(tmp_path, api, store):
     assert data["skipped"]["too-large"] == 6
 
 
+@pytest.mark.slow
 def test_100k_small_files(tmp_path, api, store):
     import shutil
     import tempfile
@@ -423,6 +423,7 @@ def warm_json(project: Path) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow
 def test_hanging_api_is_recorded_and_backed_off(tmp_path, store, monkeypatch):
     server = HangingServer()
     try:

@@ -8,10 +8,23 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memhooks.warm.lockfiles import PARSERS, Dep, dedupe, make_dep, parser_for
-from memhooks.warm.lockfiles import _yaml, go, npm, php, python as py, ruby, rust
+from memhooks.warm.lockfiles import (
+    PARSERS,
+    Dep,
+    _yaml,
+    dedupe,
+    go,
+    make_dep,
+    npm,
+    parser_for,
+    php,
+    ruby,
+    rust,
+)
+from memhooks.warm.lockfiles import python as py
 
 FIX = Path(__file__).parent / "fixtures" / "lockfiles"
 

@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-from memhooks.warm.lockfiles import Dep, make_dep
-from memhooks.warm.rank import RankedDep, default_top_n, is_stub, rank
-from memhooks.warm.fingerprint import fingerprint
-from memhooks.warm.scan import SKIP_DIRS, ScanResult, scan_project
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers_monorepo import write_monorepo
+from memhooks.warm.fingerprint import fingerprint
+from memhooks.warm.lockfiles import Dep, make_dep
+from memhooks.warm.rank import RankedDep, default_top_n, is_stub, rank
+from memhooks.warm.scan import SKIP_DIRS, ScanResult, scan_project
 
 FIX = Path(__file__).parent / "fixtures" / "lockfiles"
 

@@ -426,6 +426,7 @@ def test_an_interrupted_push_leaves_whole_batches_and_resumes(members, team_url,
     del TeamError
 
 
+@pytest.mark.slow
 def test_access_counts_and_who_captured_are_aggregated(members, team_url):
     a, b = members("alice"), members("bob")
     a.capture(docs_payload())
@@ -526,6 +527,7 @@ def test_unreachable_server_costs_the_hot_paths_nothing_and_is_backed_off(member
     assert m.rows("SELECT count(*) FROM documents")[0][0] >= 1
 
 
+@pytest.mark.slow
 def test_hanging_server_is_never_waited_for_on_hot_paths(members, tmp_path):
     srv = HangingServer()
     try:

@@ -1,4 +1,4 @@
-"""Issue 3: SessionStart warming against a real loopback HTTP server for the Context7 API."""
+"""SessionStart warming against a real loopback HTTP server for the Context7 API."""
 
 from __future__ import annotations
 
@@ -195,6 +195,7 @@ def test_offline_makes_no_request(project, api, monkeypatch):
     assert "No documentation is cached yet." in context_of(out)
 
 
+@pytest.mark.slow
 def test_captured_knowledge_is_used_before_the_api(project, api):
     assert run_hook("post-tool-use", load_payload("c7_resolve_react")).returncode == 0
     ingest(project.parent / "data" / "memhooks.db")
@@ -204,6 +205,7 @@ def test_captured_knowledge_is_used_before_the_api(project, api):
     assert "react@18.3.1 → /facebook/react" in context_of(out)
 
 
+@pytest.mark.slow
 def test_writebacks_and_captures_are_never_wiped(project, api):
     run(["bash", BIN / "lc-cache-write", "tier1", "react", "/my/react-fork"])
     run(["bash", BIN / "lc-cache-write", "tier1", "left-pad", "/stevemao/left-pad"])

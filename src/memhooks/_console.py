@@ -15,7 +15,7 @@ def _run(cmd: str) -> int:
 
         code = _entry.main([cmd, *sys.argv[1:]])
         _entry._trace_imports(cmd)
-    except BaseException:  # noqa: BLE001 - seed-compatible commands: exit 0, say nothing
+    except BaseException:  # the lc-cache-* contract: exit 0, say nothing
         code = 0
     return code if isinstance(code, int) else 0
 

@@ -23,7 +23,18 @@ re-checked). The bash side reads it with builtins only.
 import os
 import sys
 
-DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
+
+def _dependency_modules():
+    """The dependencies' import names, read from deps.py beside this file (their one list):
+    run as a script (``python3 -I -S …/bootstrap.py``), the memhooks package is not importable."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deps.py")
+    scope = {}
+    with open(path, "r") as fh:
+        exec(compile(fh.read(), path, "exec"), scope)
+    return tuple(scope["MODULES"])
+
+
+DEPS = _dependency_modules()
 MIN = (3, 11)
 MARKER = "python.marker"
 VENV = "venv"
@@ -130,7 +141,7 @@ def probe(python, timeout=15):
         proc = subprocess.run([python, "-c", PROBE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, timeout=timeout, cwd="/")
         words = proc.stdout.decode("utf-8", "replace").strip().split(" ", 2)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return False, False, python, "cannot run: %s" % exc
     if not words or not words[0]:
         return False, False, python, "cannot run"
@@ -164,7 +175,7 @@ def _log(message):
         from memhooks.log import log_error
 
         log_error("bootstrap: " + message)
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
 
 
@@ -174,7 +185,7 @@ def _log_path():
         from memhooks.config import log_path
 
         return log_path()
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
@@ -203,7 +214,7 @@ def start_build(python, state, root):
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, cwd=state)
         return True
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         _log("cannot start the venv build: %s" % exc)
         return False
 
@@ -395,7 +406,7 @@ def cmd_build(state, root):
             pass
         write_marker(state, vpy, vpy, st)
         _log("venv ready: %s" % vpy)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         _log("venv build failed: %s: %s" % (type(exc).__name__, exc))
         try:
             _write(os.path.join(state, FAILED), st + "\n")
@@ -426,6 +437,6 @@ if __name__ == "__main__":
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
     try:
         code = main(sys.argv[1:])
-    except BaseException:  # noqa: BLE001 - never a traceback in a hook
+    except BaseException:  # never a traceback in a hook
         code = 0
     sys.exit(code)

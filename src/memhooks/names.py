@@ -63,7 +63,7 @@ def library_key(library_id: str) -> str:
 
 
 def pick_library(name: str, candidates: list[tuple[str, str | None]]) -> tuple[int, str] | None:
-    """The seed's disambiguation rule over (library_id, title) candidates, in order.
+    """The lc-cache-* scripts' disambiguation rule over (library_id, title) candidates, in order.
 
     An exact case-insensitive match of the name against the title or the last
     part of the ID wins ("exact"); otherwise the first candidate ("first").

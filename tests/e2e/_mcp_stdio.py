@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 Tool = dict  # {"name", "description", "inputSchema"}
 Handler = Callable[[dict], "str | tuple[str, bool]"]

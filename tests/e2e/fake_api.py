@@ -139,7 +139,7 @@ class FakeAnthropic:
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     # -- lifecycle -----------------------------------------------------------
-    def start(self) -> "FakeAnthropic":
+    def start(self) -> FakeAnthropic:
         self._thread.start()
         return self
 
@@ -147,7 +147,7 @@ class FakeAnthropic:
         self.server.shutdown()
         self.server.server_close()
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -441,7 +441,7 @@ class TLSPageServer:
         self.base_url = f"https://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def start(self) -> "TLSPageServer":
+    def start(self) -> TLSPageServer:
         self._thread.start()
         return self
 

@@ -41,7 +41,7 @@ RESULTS = [
 FAIL_WORD = "force-error"
 
 
-def web_search(args: dict) -> "str | tuple[str, bool]":
+def web_search(args: dict) -> str | tuple[str, bool]:
     if FAIL_WORD in str(args.get("query") or ""):
         return "Error searching Exa: 401 Unauthorized (stub)", True
     n = int(args.get("numResults") or len(RESULTS))

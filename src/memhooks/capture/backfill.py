@@ -16,8 +16,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from memhooks.recall.queries import journal_readable
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
+from memhooks.recall.queries import journal_readable
 
 BATCH_CALLS = 200
 BATCH_BYTES = 4 * 1024 * 1024

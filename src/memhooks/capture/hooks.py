@@ -11,12 +11,11 @@ import os
 import sys
 
 
-
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
     """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id).
     A call of a tool memhooks does not capture is journaled as metadata only."""
-    from memhooks.config import db_path, project_dir
     from memhooks.capture.journal import metadata_only, prepare, read_capped
+    from memhooks.config import db_path, project_dir
 
     db = db_path()
     raw, total = read_capped(sys.stdin.buffer)

@@ -54,9 +54,8 @@ def main(args: list[str]) -> int:
             return 0
         try:
             from memhooks.ingest.pipeline import ingest_pending
-            from memhooks.store.connect import connect
-
             from memhooks.store import health
+            from memhooks.store.connect import connect
 
             if health.due(db):
                 health.check_now(db)  # at most once an interval, never on a hook's path

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.capture.journal import METADATA_ONLY, append, metadata_only, prepare
+from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.store.connect import closing, connect, transaction
 
 

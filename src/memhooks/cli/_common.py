@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -58,7 +57,7 @@ def open_store(ingest: bool = True):
         from memhooks.store.connect import connect
 
         return connect(path)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         import sqlite3
 
         if isinstance(exc, sqlite3.DatabaseError):
@@ -68,3 +67,11 @@ def open_store(ingest: bool = True):
 
 def echo_json(data) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_lines(out=(), err=()) -> None:
+    """Print rendered lines: `out` on stdout, then `err` on stderr."""
+    for line in out:
+        click.echo(line)
+    for line in err:
+        click.echo(line, err=True)

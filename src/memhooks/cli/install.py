@@ -1,9 +1,8 @@
-"""`memhooks install`, `uninstall` and `doctor` (registered into the click group by cli.py)."""
+"""`memhooks install` and `uninstall`: thin click commands over memhooks.setup.install."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -85,19 +84,3 @@ def register(main: click.Group) -> None:
     def uninstall(scope, project, dry_run):
         """Remove what `memhooks install` added, its allow rules too (and nothing else)."""
         _run("uninstall", scope, project, dry_run)
-
-    @main.command()
-    @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, status, detail}.")
-    @click.option("--project", "project", type=click.Path(file_okay=False),
-                  help="Project whose settings to check (default: the current directory).")
-    def doctor(as_json, project):
-        """Check the store, the registered hooks and MCP server, the Python and the Context7 API."""
-        from memhooks.setup.doctor import run_checks
-
-        results = run_checks(project=project or os.getcwd())
-        if as_json:
-            click.echo(json.dumps([r.as_dict() for r in results], indent=2, ensure_ascii=False))
-        else:
-            for r in results:
-                click.echo(f"{r.status:<4}  {r.name:<16} {r.detail}")
-        sys.exit(1 if any(r.status == "fail" for r in results) else 0)

@@ -1,5 +1,5 @@
 """`memhooks search`, `show`, `stats` and `mcp`: thin click commands over
-memhooks.recall.search, memhooks.recall.stats and memhooks.recall.mcp_server (registered by cli.py)."""
+memhooks.recall.search, memhooks.recall.stats and memhooks.recall.mcp_server."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def search_cmd(query, limit, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access."""
-    from memhooks.recall import render, search
     from memhooks.cli._common import echo_json
+    from memhooks.recall import render, search
 
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
     try:
@@ -61,8 +61,8 @@ def search_cmd(query, limit, as_json, team):
 @click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
 def show_cmd(doc_id, max_chars, as_json):
     """Print one cached document by ID (counts one access)."""
-    from memhooks.recall import render, search
     from memhooks.cli._common import Fail, echo_json
+    from memhooks.recall import render, search
 
     conn = _store(as_json, {"id": doc_id})
     try:

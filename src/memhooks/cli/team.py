@@ -7,6 +7,8 @@ import os
 
 import click
 
+from memhooks.cli import _render
+
 
 def register(main: click.Group) -> None:
     main.add_command(team)
@@ -49,7 +51,7 @@ def team_init(url):
             pg.close()
     except TeamError as exc:
         raise _fail(exc) from None
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise _fail(classify(exc, url)) from None
     click.echo(f"{masked(url)}: " + (f"applied {', '.join(applied)}" if applied else "schema up to date"))
 
@@ -101,10 +103,7 @@ def team_push(budget, as_json):
     if as_json:
         echo_json(s)
         return
-    click.echo(f"pushed {s['documents']} documents ({s['documents_new']} new to the team, "
-               f"{s['bytes']:,} bytes), {s['libraries']} libraries, {s['tier1']} tier1 entries, "
-               f"{s['forgotten']} forgotten; {s['excluded']} excluded"
-               + ("" if s["complete"] else "; budget spent, run again to continue"))
+    click.echo(_render.team_push_line(s))
 
 
 @team.command("pull")
@@ -125,9 +124,7 @@ def team_pull(project, libraries, budget, max_bytes, as_json):
     if as_json:
         echo_json(s)
         return
-    click.echo(f"pulled {s['documents']} documents ({s['bytes']:,} bytes), {s['tier1']} tier1 entries, "
-               f"{s['libraries']} libraries; {s['forgotten']} forgotten by the team removed"
-               + ("" if s["complete"] else "; budget reached, run again for more"))
+    click.echo(_render.team_pull_line(s))
 
 
 @team.command("status")
@@ -149,34 +146,8 @@ def team_status(offline, as_json):
     if as_json:
         echo_json(info)
         return
-    if not info["configured"]:
-        click.echo("team store: not configured (set MEMHOOKS_TEAM_URL or run `memhooks team connect URL`)")
-        return
-    click.echo(f"team store: {info['url']} (from {info['source']})")
-    click.echo(f"member id: {info['member_id'] or '(not pushed yet)'}")
-    srv = info.get("server")
-    if srv:
-        if srv.get("error"):
-            click.echo(f"server: {srv['error']}")
-        else:
-            click.echo(f"server: PostgreSQL {srv['server_version']}, {srv['schema']}, {srv['ms']} ms, "
-                       + ("writable" if srv.get("writable") else "read-only" if srv.get("writable") is False
-                          else "writes not checked"))
-            if srv.get("team"):
-                t = srv["team"]
-                click.echo(f"team: {t['documents']} documents, {t['libraries']} libraries, {t['members']} members")
-    loc = info["local"]
-    click.echo(f"local: {loc['documents']} documents, {loc['pushed']} pushed, {loc['forgotten']} forgotten"
-               f" ({loc['forgets_pending']} not yet sent)")
-    for op in ("push", "pull"):
-        if op in info["backoff"]:
-            b = info["backoff"][op]
-            click.echo(f"{op}: backing off until {b['until']} after {b['failures']} failure(s): {b['reason']}")
-        last = info["last"].get(op)
-        if last:
-            click.echo(f"last {op}: {last['at']}")
-    if info["exclude"]:
-        click.echo("excluded projects: " + ", ".join(info["exclude"]))
+    for line in _render.team_status_lines(info):
+        click.echo(line)
 
 
 @team.command("exclude")

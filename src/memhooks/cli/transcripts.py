@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from memhooks.cli import _render
 from memhooks.cli._common import Fail, echo_json
 
 OFFER = ("memhooks: to fill the store from your past Claude Code sessions, run "
@@ -96,40 +97,10 @@ def import_transcripts_cmd(paths, since, project, dry_run, as_json):
             since_at = parse_since(since)
         except click.BadParameter as exc:
             raise click.UsageError(f"--since: {exc.message}") from None
-    show = not as_json
-    progress = None
-    bar = None
-    if show:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
-
-        bar = Progress(TextColumn("reading transcripts"), BarColumn(), DownloadColumn(),
-                       TransferSpeedColumn(), TimeRemainingColumn(),
-                       console=Console(stderr=True), transient=False)
-        task = None
-
-        def progress(done, total, path):
-            nonlocal task
-            if task is None:
-                task = bar.add_task("read", total=max(total, 1))
-            bar.update(task, completed=done)
-
     try:
-        if bar is not None:
-            bar.start()
-        try:
+        with _render.transcript_progress(not as_json) as progress:
             report = import_transcripts(list(paths) or None, since=since_at, project=project,
                                         dry_run=dry_run, progress=progress)
-        finally:
-            if bar is not None:
-                bar.stop()
     except OSError as exc:
         raise Fail(f"cannot import: {exc.strerror or exc}") from None
     if as_json:

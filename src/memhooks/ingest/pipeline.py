@@ -16,6 +16,9 @@ from memhooks import config
 from memhooks.capture import journal
 from memhooks.capture.journal import CACHE_WRITE_EVENT
 from memhooks.recall.queries import main_file, pending_events
+from memhooks.redact import redact_text
+from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
+from memhooks.store.connect import transaction
 from memhooks.store.projections import (
     add_capture,
     apply_cache_write,
@@ -26,9 +29,6 @@ from memhooks.store.projections import (
     upsert_tier1,
     upsert_tier2,
 )
-from memhooks.redact import redact_text
-from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store.connect import transaction
 
 BATCH = 50
 BATCH_BYTES = 4 * 1024 * 1024  # payload text per write transaction
@@ -308,10 +308,10 @@ def open_reader(path: str | None = None):
     """Open the store for a reader, projecting pending events first so a document
     captured a moment ago is found. An ingest failure is logged, not raised: the
     reader still answers from what is there."""
+    import sqlite3
+
     from memhooks.config import db_path
     from memhooks.store.connect import connect
-
-    import sqlite3
 
     path = path or db_path()
     conn = connect(path)

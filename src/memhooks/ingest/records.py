@@ -2,29 +2,39 @@
 
 Adapters turn one parsed hook event into an :class:`AdapterResult`. Ingestion
 redacts and writes the records into the projections; nothing here touches SQL.
+
+The records are validated as they are built from the captured text: the closed vocabularies
+are ``Literal``s, unknown fields are refused, a tier1 entry's match agrees with its ID, and a
+tier2 entry points at a document of its result.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+SourceTool = Literal["context7", "exa", "webfetch", "websearch"]
+DocType = Literal["library-docs", "library-resolve", "web-page", "search-results", "code-context"]
 # Values used in DocumentRecord.source_tool
-SOURCE_TOOLS = ("context7", "exa", "webfetch", "websearch")
+SOURCE_TOOLS = get_args(SourceTool)
 # Values used in DocumentRecord.type
-DOC_TYPES = ("library-docs", "library-resolve", "web-page", "search-results", "code-context")
+DOC_TYPES = get_args(DocType)
 
 
-class DocumentRecord(BaseModel):
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentRecord(_Record):
     """One storable text (docs body, web page, search result …)."""
 
     source: str  # library ID for context7 docs, URL for exa/web, the query for searches
-    source_tool: str  # "context7" | "exa" | "webfetch" | "websearch"
+    source_tool: SourceTool
     tool: str  # the tool name after routing, e.g. "query-docs", "web_search_exa", "WebFetch"
     title: str | None = None
     content: str
-    type: str  # "library-docs" | "library-resolve" | "web-page" | "search-results" | "code-context"
+    type: DocType
     url: str | None = None
     library_id: str | None = None
     topic: str | None = None
@@ -32,7 +42,7 @@ class DocumentRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class LibraryRecord(BaseModel):
+class LibraryRecord(_Record):
     """One Context7 library seen in a resolve-library-id result."""
 
     library_id: str
@@ -46,25 +56,31 @@ class LibraryRecord(BaseModel):
     source: str | None = None
 
 
-class Tier1Record(BaseModel):
+class Tier1Record(_Record):
     """name -> chosen library ID, from a captured resolve-library-id."""
 
     name: str  # tool_input.libraryName as the agent asked
     library_id: str | None  # None = not found (negative entry)
-    matched: str  # "exact" | "first" | "none" (negative entry)
+    matched: Literal["exact", "first", "none"]  # "none": a negative entry
     versions: list[str] = Field(default_factory=list)
     title: str | None = None  # title of the chosen library (None for a negative entry)
 
+    @model_validator(mode="after")
+    def _negative_has_no_id(self):
+        if (self.matched == "none") != (self.library_id is None):
+            raise ValueError("a negative tier1 entry (matched 'none') is exactly one without an ID")
+        return self
 
-class Tier2Record(BaseModel):
+
+class Tier2Record(_Record):
     """(library ID, topic) -> document, from a captured query-docs/get-library-docs."""
 
     library_id: str
     topic: str
-    document_index: int = 0  # index into AdapterResult.documents
+    document_index: int = Field(default=0, ge=0)  # index into AdapterResult.documents
 
 
-class AdapterResult(BaseModel):
+class AdapterResult(_Record):
     documents: list[DocumentRecord] = Field(default_factory=list)
     libraries: list[LibraryRecord] = Field(default_factory=list)
     tier1: list[Tier1Record] = Field(default_factory=list)
@@ -76,6 +92,14 @@ class AdapterResult(BaseModel):
     server: str | None = None
     tool: str | None = None
     source_tool: str | None = None
+
+    @model_validator(mode="after")
+    def _tier2_points_at_a_document(self):
+        for entry in self.tier2:
+            if entry.document_index >= len(self.documents):
+                raise ValueError(f"tier2 entry for {entry.library_id} names document "
+                                 f"{entry.document_index} of {len(self.documents)}")
+        return self
 
     @property
     def empty(self) -> bool:

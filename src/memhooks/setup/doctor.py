@@ -19,10 +19,10 @@ from contextlib import closing
 from dataclasses import asdict, dataclass
 
 from memhooks import config
+from memhooks.deps import MODULES as DEPS
 from memhooks.files import fallback_dirs
 from memhooks.recall.queries import integrity, journal_counts
 
-DEPS = ("pydantic", "sqlite_utils", "click", "mcp", "httpx")
 PENDING_AGE_S = 60.0
 API_TIMEOUT_S = 5.0
 
@@ -348,38 +348,20 @@ def _safe_url(url: str) -> str:
 def check_context7() -> Check:
     if config.offline():
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
-    import urllib.error
-    import urllib.request
+    from memhooks.warm.context7_api import probe
 
-    base = config.context7_api_url()
-    url = f"{base}/v2/libs/search?libraryName=react&query=react"
-    shown = _safe_url(base)
-    headers = {"Accept": "application/json", "User-Agent": "memhooks-doctor"}
-    key = os.environ.get("CONTEXT7_API_KEY", "").strip()
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    auth = " (with CONTEXT7_API_KEY)" if key else ""
-    start = time.monotonic()
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                    timeout=API_TIMEOUT_S) as resp:
-            body = resp.read(1024 * 1024)
-            code = resp.status
-    except urllib.error.HTTPError as exc:
-        if exc.code == 429:
-            return Check("context7-api", "warn", f"{shown} answered 429 (rate limited){auth}")
-        if exc.code in (401, 403):
-            return Check("context7-api", "warn", f"{shown} rejected the API key (HTTP {exc.code})")
-        return Check("context7-api", "warn", f"{shown} answered HTTP {exc.code}")
-    except Exception as exc:  # noqa: BLE001 - URLError, timeouts, TLS errors
-        reason = getattr(exc, "reason", exc)
-        return Check("context7-api", "warn", f"{shown} unreachable: {reason} (warming uses local knowledge only)")
-    ms = (time.monotonic() - start) * 1000
-    try:
-        results = json.loads(body).get("results")
-        n = len(results) if isinstance(results, list) else None
-    except (ValueError, AttributeError):
-        n = None
+    shown = _safe_url(config.context7_api_url())
+    auth = " (with CONTEXT7_API_KEY)" if os.environ.get("CONTEXT7_API_KEY", "").strip() else ""
+    answer = probe("react", timeout_s=API_TIMEOUT_S)
+    code, n, ms = answer.status_code, answer.results, answer.ms
+    if code is None:
+        return Check("context7-api", "warn", f"{shown} unreachable: {answer.error} (warming uses local knowledge only)")
+    if code == 429:
+        return Check("context7-api", "warn", f"{shown} answered 429 (rate limited){auth}")
+    if code in (401, 403):
+        return Check("context7-api", "warn", f"{shown} rejected the API key (HTTP {code})")
+    if code >= 400:
+        return Check("context7-api", "warn", f"{shown} answered HTTP {code}")
     if n is None:
         return Check("context7-api", "warn", f"{shown} answered {code} but not the expected JSON")
     return Check("context7-api", "ok", f"{shown} answered in {ms:.0f} ms ({n} results){auth}")

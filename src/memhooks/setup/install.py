@@ -29,12 +29,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-SCOPES = ("user", "project", "local")
-SERVER_NAME = "memhooks"
-
 # The matchers live with the routing predicate; the plugin's hooks.json has the same strings
 # (tests/test_plugin_layout.py keeps them equal).
-from memhooks.tools import SERVE_MATCHER, SESSION_MATCHER, TOOL_MATCHER  # noqa: E402
+from memhooks.tools import SERVE_MATCHER, SESSION_MATCHER, TOOL_MATCHER
+
+SCOPES = ("user", "project", "local")
+SERVER_NAME = "memhooks"
 SERVE_TIMEOUT_S = 5
 HOOK_TIMEOUT_S = 10
 SESSION_START_TIMEOUT_S = 10

@@ -231,7 +231,7 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_
                                     params={"libraryName": name, "query": query_for(name)},
                                     timeout=httpx.Timeout(remaining))
             raw = await resp.aread() if resp.status_code == 200 else b""
-        except (httpx.TimeoutException, asyncio.TimeoutError):
+        except (TimeoutError, httpx.TimeoutException):
             run.answers[name] = SearchAnswer(name, "timeout", detail="no answer in time")
             return
         except httpx.HTTPError as exc:
@@ -329,3 +329,53 @@ def _fault_of(answer: SearchAnswer | None) -> Fault | None:
     if answer.detail == "malformed answer" or answer.detail.startswith("HTTP "):
         return "bad-answer"
     return "unreachable"
+
+
+def request_headers(user_agent: str = "memhooks") -> dict[str, str]:
+    """The headers of a search request: JSON, and the API key when CONTEXT7_API_KEY is set."""
+    headers = {"Accept": "application/json", "User-Agent": user_agent}
+    key = os.environ.get("CONTEXT7_API_KEY", "").strip()
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+@dataclass
+class Probe:
+    """What one search request got, for `memhooks doctor`."""
+
+    status_code: int | None = None  # None: no answer at all (`error` says why)
+    results: int | None = None  # results in a 200 answer; None when it is not the search JSON
+    ms: float = 0.0
+    error: str = ""
+
+
+def probe(name: str = "react", *, timeout_s: float = 5.0, max_bytes: int = 1024 * 1024,
+          user_agent: str = "memhooks-doctor") -> Probe:
+    """One search request for `name`, synchronously, with the same headers as warming."""
+    import json
+
+    import httpx
+
+    start = time.monotonic()
+    try:
+        with httpx.Client(headers=request_headers(user_agent), follow_redirects=True,
+                          timeout=timeout_s) as client, \
+                client.stream("GET", f"{context7_api_url()}/v2/libs/search",
+                              params={"libraryName": name, "query": name}) as resp:
+            raw = b""
+            if resp.status_code < 400:
+                for chunk in resp.iter_bytes():
+                    raw += chunk
+                    if len(raw) >= max_bytes:
+                        raw = raw[:max_bytes]
+                        break
+    except Exception as exc:  # a diagnosis: no connection, a timeout, TLS, a bad URL alike
+        return Probe(error=str(exc) or type(exc).__name__)
+    answer = Probe(status_code=resp.status_code, ms=(time.monotonic() - start) * 1000)
+    if resp.status_code < 400:
+        try:
+            answer.results = len(SearchBody.model_validate(json.loads(raw)).results)
+        except (ValueError, ValidationError, RecursionError):
+            answer.results = None
+    return answer

@@ -14,6 +14,7 @@ from memhooks._jsonlite import loads
 from memhooks.recall.queries import project_tier1, warm_state
 from memhooks.warm.context import PARTIAL, api_blocked, build_context, hook_json, status_note
 
+
 def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
     from memhooks.names import normalize

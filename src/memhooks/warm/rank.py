@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from memhooks.warm.lockfiles import KIND_ORDER, Dep
 
@@ -67,7 +67,7 @@ def _tokens(key: str) -> list[str]:
         if "_" in t:
             parts = t.split("_")
             more.extend(parts)
-            more.extend(a + "_" + b for a, b in zip(parts, parts[1:]))
+            more.extend(a + "_" + b for a, b in zip(parts, parts[1:], strict=False))
     return out + more
 
 

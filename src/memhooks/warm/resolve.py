@@ -19,8 +19,7 @@ from memhooks.recall import queries
 from memhooks.store.connect import transaction
 from memhooks.store.projections import refresh_tier1_version, upsert_library, upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
-from memhooks.warm.context import (PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context,
-                                   status_note)
+from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
 
 RESUME_PREFIX = "scan.resume:"  # api_state key of a scan cut short, continued next session
 RESUME_TTL_S = 24 * 3600.0

@@ -493,7 +493,7 @@ class _Scanner:
         parts = [p for p in pattern.split("/") if p and p != "."]
         current = [base]
         budget = 5000  # directories listed while expanding one glob
-        for i, part in enumerate(parts):
+        for part in parts:
             nxt: list[str] = []
             if part == "**":
                 # any depth (bounded): keep the current dirs and all their descendants

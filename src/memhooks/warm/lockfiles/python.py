@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Callable
+from collections.abc import Callable
 
-from memhooks.warm.lockfiles import Dep, Manifest, dedupe, key_for as normalize, make_dep
+from memhooks.warm.lockfiles import Dep, Manifest, dedupe, make_dep
+from memhooks.warm.lockfiles import key_for as normalize
 
 ECO = "pypi"
 MAX_INCLUDE_DEPTH = 8

@@ -1,0 +1,34 @@
+"""`memhooks doctor`: a thin click command over memhooks.setup.doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+
+def register(main: click.Group) -> None:
+    main.add_command(doctor)
+
+
+def check_lines(results) -> list[str]:
+    return [f"{r.status:<4}  {r.name:<16} {r.detail}" for r in results]
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, status, detail}.")
+@click.option("--project", "project", type=click.Path(file_okay=False),
+              help="Project whose settings to check (default: the current directory).")
+def doctor(as_json, project):
+    """Check the store, the registered hooks and MCP server, the Python and the Context7 API."""
+    from memhooks.setup.doctor import run_checks
+
+    results = run_checks(project=project or os.getcwd())
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in results], indent=2, ensure_ascii=False))
+    else:
+        for line in check_lines(results):
+            click.echo(line)
+    sys.exit(1 if any(r.status == "fail" for r in results) else 0)

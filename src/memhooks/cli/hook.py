@@ -1,0 +1,30 @@
+"""`memhooks hook post-tool-use|session-start`: the hooks, run from the command line."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+def register(main: click.Group) -> None:
+    main.add_command(hook)
+
+
+@click.group()
+def hook():
+    """Run a hook (reads the hook JSON on stdin; always exits 0)."""
+
+
+@hook.command("post-tool-use")
+def hook_post_tool_use():
+    from memhooks.capture.hooks import post_tool_use
+
+    sys.exit(post_tool_use())
+
+
+@hook.command("session-start")
+def hook_session_start():
+    from memhooks.capture.hooks import session_start
+
+    sys.exit(session_start())
