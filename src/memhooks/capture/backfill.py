@@ -130,6 +130,9 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
     db = db or db_path()
 
     conn = None
+    if not sizes:
+        report.seconds = time.monotonic() - t0
+        return report  # nothing to import: no store is created for it
     if dry_run:
         if os.path.exists(db):
             import sqlite3

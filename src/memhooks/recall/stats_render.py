@@ -22,9 +22,9 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 SPARK = " ▁▂▃▄▅▆▇█"
 NEXT_STEPS = [
-    ("memhooks install", "capture from now on (or load the plugin in Claude Code)"),
+    ("memhooks install", "capture from now on (or load the plugin)"),
     ("memhooks import-transcripts", "backfill from your past Claude Code sessions"),
-    ("memhooks warm", "pre-resolve this project's libraries to Context7 IDs"),
+    ("memhooks warm", "resolve this project's libraries to Context7 IDs"),
 ]
 
 
