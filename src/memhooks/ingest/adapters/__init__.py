@@ -6,7 +6,6 @@ Entry point: :func:`route`. It never raises; anything unexpected becomes an
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from memhooks.ingest.adapters.text import (
@@ -17,6 +16,10 @@ from memhooks.ingest.adapters.text import (
     response_text_blocks,
 )
 from memhooks.ingest.records import AdapterResult
+
+# Which tools are captured, and how a tool name splits into (server, tool): one rule for the
+# capture hook and the adapters (memhooks.tools, standard library only).
+from memhooks.tools import CONTEXT7_TOOLS, classify, parse_tool_name
 
 __all__ = [
     "MIN_DOC_CHARS",
@@ -29,61 +32,6 @@ __all__ = [
     "response_text_blocks",
     "route",
 ]
-
-CONTEXT7_TOOLS = frozenset({"resolve-library-id", "query-docs", "get-library-docs"})
-BUILTINS = frozenset({"WebFetch", "WebSearch"})
-
-# "exa" as a token of the server name (exa, exa-mcp, my_exa, plugin exa …),
-# not as a mere substring ("example-server" is not EXA).
-_EXA_SERVER_RE = re.compile(r"(?:^|[^a-z])exa(?:[^a-z]|$)", re.IGNORECASE)
-
-def parse_tool_name(tool_name: Any) -> tuple[str | None, str]:
-    """Split a Claude Code tool name into ``(server, tool)``.
-
-    ``mcp__<server>__<tool>`` -> (server, tool) (split at the first ``__`` after
-    the server, as Claude Code does); ``mcp__plugin_<plugin>_<server>__<tool>``
-    -> (server, tool); built-ins -> (None, name).
-    """
-    if not isinstance(tool_name, str):
-        return (None, "")
-    name = tool_name.strip()
-    if not name.startswith("mcp__"):
-        return (None, name)
-    rest = name[len("mcp__"):]
-    idx = rest.find("__")
-    if idx <= 0:
-        # "mcp__something" without a tool part: treat the whole as the tool
-        return (None, name) if idx < 0 else (None, rest[2:])
-    server, tool = rest[:idx], rest[idx + 2:]
-    if server.startswith("plugin_") and len(server) > len("plugin_"):
-        server = _plugin_server(server[len("plugin_"):])
-    return (server, tool)
-
-
-def _plugin_server(pair: str) -> str:
-    """``<plugin>_<server>`` -> server. Both halves may contain ``_``.
-
-    The common case is plugin == server (``context7_context7``, ``exa_exa``).
-    Otherwise assume the plugin name has no ``_`` (plugin names are kebab-case
-    by convention) and take everything after the first ``_``. Routing does not
-    depend on the split: ``classify`` looks for context7/exa in the server part.
-    """
-    n = len(pair)
-    if n % 2 == 1:
-        half = n // 2
-        if pair[half] == "_" and pair[:half] == pair[half + 1:]:
-            return pair[half + 1:]
-    head, sep, tail = pair.partition("_")
-    return tail if sep and tail else pair
-
-
-def classify(server: str | None, tool: str) -> str | None:
-    """Which adapter handles (server, tool): "context7" | "exa" | "web" | None.
-    The capture hook decides with the same predicate (memhooks.tools)."""
-    from memhooks.tools import classify as _classify
-
-    return _classify(server, tool)
-
 
 # ---------------------------------------------------------------- routing
 
