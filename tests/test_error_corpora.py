@@ -12,9 +12,20 @@ import pytest
 
 from memhooks.ingest.adapters import route
 
-CORPORA = Path(__file__).resolve().parent / "fixtures" / "corpora"
-ERRORS = json.loads((CORPORA / "errors.json").read_text())
-DOCUMENTS = json.loads((CORPORA / "documents.json").read_text())
+
+def _corpora():
+    """The corpora as tests/fixtures/corpora/build.py makes them (built here, not stored)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "fixtures" / "corpora" / "build.py"
+    spec = importlib.util.spec_from_file_location("memhooks_test_corpora", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # Through JSON, as a hook payload arrives.
+    return json.loads(json.dumps(module.errors())), json.loads(json.dumps(module.documents()))
+
+
+ERRORS, DOCUMENTS = _corpora()
 
 
 def _captured(result) -> bool:
