@@ -9,6 +9,7 @@ for libraries and tier1, and back-off entries (`backoff.push`, `backoff.pull`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 BACKOFF_BASE_S = 30.0
@@ -16,11 +17,18 @@ BACKOFF_MAX_S = 1800.0
 PUSH_ORIGINS = ("capture", "write", "warm-api")  # tier1 knowledge this member found itself
 
 
+def _rows(conn, sql: str, params=()):
+    """A cursor whose rows are sqlite3.Row, whatever the connection's row factory."""
+    cur = conn.execute(sql, params)
+    cur.row_factory = sqlite3.Row
+    return cur
+
+
 # ----------------------------------------------------------------------------- key/value state
 
-def get_state(conn, key: str) -> tuple[str | None, float | None, int] | None:
-    row = conn.execute("SELECT value, until, failures FROM team_state WHERE key = ?", (key,)).fetchone()
-    return (row[0], row[1], row[2]) if row else None
+def get_state(conn, key: str) -> sqlite3.Row | None:
+    """The state row (value, until, failures) for `key`, read by name, or None."""
+    return _rows(conn, "SELECT value, until, failures FROM team_state WHERE key = ?", (key,)).fetchone()
 
 
 def set_state(conn, key: str, value: str | None, *, until: float | None = None,
@@ -40,21 +48,21 @@ def del_state(conn, key: str) -> None:
 def member_id(conn) -> str:
     """This store's random member id (no user or host name leaves the machine)."""
     row = get_state(conn, "member_id")
-    if row and row[0]:
-        return row[0]
+    if row and row["value"]:
+        return row["value"]
     import uuid
 
     mid = uuid.uuid4().hex
     conn.execute("INSERT OR IGNORE INTO team_state (key, value, updated_at) VALUES ('member_id', ?, ?)",
                  (mid, time.time()))
-    return get_state(conn, "member_id")[0]
+    return get_state(conn, "member_id")["value"]
 
 
 def bind_team(conn, team_id: str) -> bool:
     """Record which team database we push to. A different one resets the push state.
     Returns whether it was reset."""
     row = get_state(conn, "team_id")
-    if row and row[0] == team_id:
+    if row and row["value"] == team_id:
         return False
     conn.execute("DELETE FROM team_pushed")
     for key in ("push.libraries", "push.tier1", "pull.forgotten"):
@@ -72,8 +80,8 @@ def backoff_until(conn, op: str, now: float | None = None) -> tuple[float, str] 
         row = get_state(conn, f"backoff.{op}")
     except Exception:  # noqa: BLE001 - a store from before team sync
         return None
-    if row and row[1] and row[1] > now:
-        return row[1], row[0] or "failed"
+    if row and row["until"] and row["until"] > now:
+        return row["until"], row["value"] or "failed"
     return None
 
 
@@ -83,7 +91,7 @@ def record_failure(conn, ops, reason: str, now: float | None = None) -> float:
     until = now
     for op in ops:
         row = get_state(conn, f"backoff.{op}")
-        failures = (row[2] if row else 0) + 1
+        failures = (row["failures"] if row else 0) + 1
         until = now + min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (failures - 1))
         set_state(conn, f"backoff.{op}", reason[:300], until=until, failures=failures, now=now)
     return until
@@ -97,10 +105,11 @@ def record_success(conn, op: str, summary: dict | None = None, now: float | None
 
 def status_rows(conn) -> dict:
     out = {}
-    for key, value, until, failures, updated in conn.execute(
-            "SELECT key, value, until, failures, updated_at FROM team_state"
+    for row in _rows(
+            conn, "SELECT key, value, until, failures, updated_at FROM team_state"
             " WHERE key LIKE 'backoff.%' OR key LIKE 'last.%' OR key IN ('member_id', 'team_id')"):
-        out[key] = {"value": value, "until": until, "failures": failures, "updated_at": updated}
+        out[row["key"]] = {"value": row["value"], "until": row["until"], "failures": row["failures"],
+                           "updated_at": row["updated_at"]}
     return out
 
 
@@ -114,9 +123,10 @@ _DOC_COLS = ("id", "content_hash", "project", "source", "source_tool", "title", 
 def unpushed_documents(conn, after_id: int, limit: int) -> list[dict]:
     """Documents new to the team, or whose access count changed since the last push, by id."""
     cols = ", ".join(f"d.{c}" for c in _DOC_COLS)
-    rows = conn.execute(
-        f"SELECT {cols}, (SELECT max(captured_at) FROM captures c WHERE c.document_id = d.id),"
-        " p.content_hash IS NOT NULL"
+    rows = _rows(
+        conn,
+        f"SELECT {cols}, (SELECT max(captured_at) FROM captures c WHERE c.document_id = d.id) AS captured,"
+        " p.content_hash IS NOT NULL AS known"
         " FROM documents d LEFT JOIN team_pushed p ON p.content_hash = d.content_hash"
         " WHERE d.id > ? AND (p.content_hash IS NULL OR p.access_count != d.access_count)"
         " ORDER BY d.id LIMIT ?",
@@ -124,12 +134,12 @@ def unpushed_documents(conn, after_id: int, limit: int) -> list[dict]:
     ).fetchall()
     out = []
     for r in rows:
-        doc = dict(zip(_DOC_COLS, r[:len(_DOC_COLS)], strict=True))
-        captured = r[len(_DOC_COLS)]
+        doc = {c: r[c] for c in _DOC_COLS}
+        captured = r["captured"]
         # A document that only came from the team (pull, team search) was not captured here.
         doc["captured"] = captured is not None or not str(doc["tool"] or "").startswith("team-")
         doc["captured_at"] = captured or doc["created_at_epoch"] or time.time()
-        doc["known"] = bool(r[len(_DOC_COLS) + 1])
+        doc["known"] = bool(r["known"])
         out.append(doc)
     return out
 
@@ -147,11 +157,11 @@ def document_projects(conn, doc_ids: list[int]) -> dict[int, set[str]]:
     for start in range(0, len(doc_ids), 500):
         chunk = doc_ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for doc_id, project in conn.execute(
-                f"SELECT document_id, project FROM captures WHERE document_id IN ({marks})"  # noqa: S608
+        for row in _rows(
+                conn, f"SELECT document_id, project FROM captures WHERE document_id IN ({marks})"  # noqa: S608
                 f" UNION SELECT id, project FROM documents WHERE id IN ({marks})", (*chunk, *chunk)):
-            if project:
-                out.setdefault(doc_id, set()).add(project)
+            if row["project"]:
+                out.setdefault(row["document_id"], set()).add(row["project"])
     return out
 
 
@@ -171,10 +181,10 @@ _LIB_COLS = ("library_id", "title", "description", "code_snippets", "reputation"
 
 def libraries_after(conn, mark, limit: int) -> list[dict]:
     ts, key = mark if mark else (-1.0, "")
-    rows = conn.execute(
-        f"SELECT {', '.join(_LIB_COLS)} FROM libraries WHERE (last_seen, library_id) > (?, ?)"  # noqa: S608
+    rows = _rows(
+        conn, f"SELECT {', '.join(_LIB_COLS)} FROM libraries WHERE (last_seen, library_id) > (?, ?)"  # noqa: S608
         " ORDER BY last_seen, library_id LIMIT ?", (ts, key, limit)).fetchall()
-    return [dict(zip(_LIB_COLS, r, strict=True)) for r in rows]
+    return [dict(r) for r in rows]
 
 
 _T1_COLS = ("project", "name_key", "loose_key", "name", "ecosystem", "library_id", "version",
@@ -184,20 +194,20 @@ _T1_COLS = ("project", "name_key", "loose_key", "name", "ecosystem", "library_id
 def tier1_after(conn, mark, limit: int) -> list[dict]:
     ts, project, key = mark if mark else (-1.0, "", "")
     marks = ",".join("?" * len(PUSH_ORIGINS))
-    rows = conn.execute(
-        f"SELECT {', '.join(_T1_COLS)} FROM tier1 WHERE origin IN ({marks})"  # noqa: S608
+    rows = _rows(
+        conn, f"SELECT {', '.join(_T1_COLS)} FROM tier1 WHERE origin IN ({marks})"  # noqa: S608
         " AND (resolved_at, project, name_key) > (?, ?, ?)"
         " ORDER BY resolved_at, project, name_key LIMIT ?",
         (*PUSH_ORIGINS, ts, project, key, limit)).fetchall()
-    return [dict(zip(_T1_COLS, r, strict=True)) for r in rows]
+    return [dict(r) for r in rows]
 
 
 def get_mark(conn, key: str):
     row = get_state(conn, key)
-    if not row or not row[0]:
+    if not row or not row["value"]:
         return None
     try:
-        return json.loads(row[0])
+        return json.loads(row["value"])
     except ValueError:
         return None
 
@@ -209,7 +219,7 @@ def set_mark(conn, key: str, mark) -> None:
 # ----------------------------------------------------------------------------- forgotten
 
 def pending_forgets(conn) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT content_hash FROM forgotten WHERE team_done = 0")]
+    return [r["content_hash"] for r in _rows(conn, "SELECT content_hash FROM forgotten WHERE team_done = 0")]
 
 
 def mark_forgets_done(conn, hashes: list[str]) -> None:
@@ -221,8 +231,8 @@ def forgotten_among(conn, hashes: list[str]) -> set[str]:
     for start in range(0, len(hashes), 500):
         chunk = hashes[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(
-            f"SELECT content_hash FROM forgotten WHERE content_hash IN ({marks})", chunk))  # noqa: S608
+        found.update(r["content_hash"] for r in _rows(
+            conn, f"SELECT content_hash FROM forgotten WHERE content_hash IN ({marks})", chunk))  # noqa: S608
     return found
 
 
@@ -231,25 +241,27 @@ def forgotten_among(conn, hashes: list[str]) -> set[str]:
 def project_names(conn, project: str) -> list[dict]:
     """The project's ranked libraries (from its last scan) and its tier1 names."""
     names: dict[str, dict] = {}
-    row = conn.execute("SELECT ranked FROM warm_state WHERE project = ?", (project,)).fetchone()
-    if row and row[0]:
+    row = _rows(conn, "SELECT ranked FROM warm_state WHERE project = ?", (project,)).fetchone()
+    if row and row["ranked"]:
         try:
-            for dep in json.loads(row[0]):
+            for dep in json.loads(row["ranked"]):
                 if isinstance(dep, dict) and isinstance(dep.get("name"), str):
                     names.setdefault(dep["name"], {"name": dep["name"], "ecosystem": dep.get("ecosystem"),
                                                    "version": dep.get("version")})
         except ValueError:
             pass
-    for name, eco, version in conn.execute(
-            "SELECT coalesce(name, name_key), ecosystem, version FROM tier1 WHERE project = ?", (project,)):
-        names.setdefault(name, {"name": name, "ecosystem": eco, "version": version})
+    for row in _rows(
+            conn, "SELECT coalesce(name, name_key) AS name, ecosystem, version FROM tier1 WHERE project = ?",
+            (project,)):
+        names.setdefault(row["name"], {"name": row["name"], "ecosystem": row["ecosystem"],
+                                       "version": row["version"]})
     return list(names.values())
 
 
 def project_library_ids(conn, project: str, now: float | None = None) -> list[str]:
     now = time.time() if now is None else now
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT library_id FROM tier1 WHERE project = ? AND library_id IS NOT NULL", (project,))]
+    return [r["library_id"] for r in _rows(
+        conn, "SELECT DISTINCT library_id FROM tier1 WHERE project = ? AND library_id IS NOT NULL", (project,))]
 
 
 def local_hashes(conn, hashes: list[str]) -> set[str]:
@@ -257,17 +269,17 @@ def local_hashes(conn, hashes: list[str]) -> set[str]:
     for start in range(0, len(hashes), 500):
         chunk = hashes[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(
-            f"SELECT content_hash FROM documents WHERE content_hash IN ({marks})", chunk))  # noqa: S608
+        found.update(r["content_hash"] for r in _rows(
+            conn, f"SELECT content_hash FROM documents WHERE content_hash IN ({marks})", chunk))  # noqa: S608
     return found
 
 
 def fresh_tier1(conn, project: str, name_key: str, now: float) -> tuple[str | None, str] | None:
     """(library_id, origin) of a fresh local entry for the name in this project, else None."""
-    row = conn.execute(
-        "SELECT library_id, origin FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
+    row = _rows(
+        conn, "SELECT library_id, origin FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
         (project, name_key, now)).fetchone()
-    return (row[0], row[1]) if row else None
+    return (row["library_id"], row["origin"]) if row else None
 
 
 def fresh_tier2(conn, library_key: str, topic_key: str, now: float) -> bool:
@@ -277,18 +289,18 @@ def fresh_tier2(conn, library_key: str, topic_key: str, now: float) -> bool:
 
 
 def document_id_by_hash(conn, digest: str) -> int | None:
-    row = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
-    return row[0] if row else None
+    row = _rows(conn, "SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
+    return row["id"] if row else None
 
 
 def document_hash(conn, doc_id: int) -> str | None:
-    row = conn.execute("SELECT content_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
-    return row[0] if row else None
+    row = _rows(conn, "SELECT content_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    return row["content_hash"] if row else None
 
 
 def counts(conn) -> dict:
-    docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    pushed = conn.execute("SELECT count(*) FROM team_pushed").fetchone()[0]
-    forgotten = conn.execute("SELECT count(*), coalesce(sum(team_done = 0), 0) FROM forgotten").fetchone()
-    return {"documents": docs, "pushed": pushed, "forgotten": forgotten[0],
-            "forgets_pending": forgotten[1]}
+    row = _rows(conn, "SELECT (SELECT count(*) FROM documents) AS documents,"
+                " (SELECT count(*) FROM team_pushed) AS pushed,"
+                " (SELECT count(*) FROM forgotten) AS forgotten,"
+                " (SELECT coalesce(sum(team_done = 0), 0) FROM forgotten) AS forgets_pending").fetchone()
+    return dict(row)

@@ -42,14 +42,16 @@ def _keys_for(names: list[dict]) -> tuple[list[str], list[str]]:
     return sorted({k for k in keys if k}), sorted({k for k in loose if k})
 
 
-def _team_tier1(pg, keys: list[str], loose: list[str], now: float) -> list[tuple]:
+def _team_tier1(pg, keys: list[str], loose: list[str], now: float) -> list[dict]:
+    from memhooks.team.store import dict_rows
+
     with pg.transaction():
-        return pg.execute(
-            "SELECT name_key, library_id, max(loose_key), count(DISTINCT member_id) AS members,"
-            " max(resolved_at), max(expires_at),"
-            " (array_agg(versioned_id ORDER BY resolved_at DESC))[1],"
-            " (array_agg(matched ORDER BY resolved_at DESC))[1],"
-            " (array_agg(ecosystem ORDER BY resolved_at DESC))[1]"
+        return dict_rows(pg).execute(
+            "SELECT name_key, library_id, max(loose_key) AS loose_key, count(DISTINCT member_id) AS members,"
+            " max(resolved_at) AS resolved_at, max(expires_at) AS expires_at,"
+            " (array_agg(versioned_id ORDER BY resolved_at DESC))[1] AS versioned_id,"
+            " (array_agg(matched ORDER BY resolved_at DESC))[1] AS matched,"
+            " (array_agg(ecosystem ORDER BY resolved_at DESC))[1] AS ecosystem"
             " FROM tier1 WHERE (name_key = ANY(%s) OR loose_key = ANY(%s)) AND expires_at > %s"
             " GROUP BY name_key, library_id"
             " ORDER BY name_key, (library_id <> '') DESC, members DESC, max(resolved_at) DESC",
@@ -69,6 +71,7 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
         upsert_tier1,
         upsert_tier2,
     )
+    from memhooks.team.store import dict_rows
 
     started = time.monotonic()
     budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
@@ -86,13 +89,14 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
     # Forgotten by anyone in the team since the last pull: forget here too.
     mark = tl.get_mark(conn, "pull.forgotten") or 0.0
     with pg.transaction():
-        gone = pg.execute("SELECT content_hash, forgotten_at FROM forgotten WHERE forgotten_at > %s"
-                          " ORDER BY forgotten_at LIMIT 10000", (mark,)).fetchall()
+        gone = dict_rows(pg).execute(
+            "SELECT content_hash, forgotten_at FROM forgotten WHERE forgotten_at > %s"
+            " ORDER BY forgotten_at LIMIT 10000", (mark,)).fetchall()
     if gone:
         with transaction(conn):
-            for digest, _at in gone:
-                summary["forgotten"] += forget_hash(conn, digest, team_done=True)
-            tl.set_mark(conn, "pull.forgotten", gone[-1][1])
+            for row in gone:
+                summary["forgotten"] += forget_hash(conn, row["content_hash"], team_done=True)
+            tl.set_mark(conn, "pull.forgotten", gone[-1]["forgotten_at"])
 
     # tier1: the team's answers for this project's names.
     names = tl.project_names(conn, project) if project else []
@@ -105,14 +109,14 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
             bases.add(base)
     if names:
         keys, loose = _keys_for(names)
-        best: dict[str, tuple] = {}
-        by_loose: dict[str, tuple] = {}
+        best: dict[str, dict] = {}
+        by_loose: dict[str, dict] = {}
         for row in _team_tier1(pg, keys, loose, now):
-            if row[1] and not valid_id(row[1]):
+            if row["library_id"] and not valid_id(row["library_id"]):
                 continue
-            best.setdefault(row[0], row)
-            if row[2]:
-                by_loose.setdefault(row[2], row)
+            best.setdefault(row["name_key"], row)
+            if row["loose_key"]:
+                by_loose.setdefault(row["loose_key"], row)
         writes = []
         for n in names:
             key = normalize(n["name"], n.get("ecosystem"))
@@ -120,24 +124,25 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                 or by_loose.get(loose_key(n["name"]))
             if row is None:
                 continue
-            lid = row[1] or None
+            lid = row["library_id"] or None
             if lid:
                 base = library_base(lid)
                 if base:
                     bases.add(base)
             local = tl.fresh_tier1(conn, project, key, now)
-            if local and (local[0] or not lid):
+            if local and (local[0] or not lid):  # local = (library_id, origin)
                 continue  # a fresh local answer (or a local negative vs a team negative) stays
             writes.append((n, lid, row))
         if writes:
             with transaction(conn):
                 for n, lid, row in writes:
-                    resolved, expires = float(row[4]), float(row[5])
+                    resolved, expires = float(row["resolved_at"]), float(row["expires_at"])
                     if upsert_tier1(conn, project=project, name=n["name"], ecosystem=n.get("ecosystem"),
                                     library_id=lid, origin="warm-local", ttl_s=max(1.0, expires - resolved),
                                     version=n.get("version"),
-                                    versioned_id=row[6] if lid and valid_id(row[6]) else None,
-                                    matched=row[7] if row[7] in MATCHED else ("team" if lid else "none"),
+                                    versioned_id=row["versioned_id"] if lid and valid_id(row["versioned_id"]) else None,
+                                    matched=row["matched"] if row["matched"] in MATCHED
+                                    else ("team" if lid else "none"),
                                     now=resolved):
                         summary["tier1"] += 1
     for lid in tl.project_library_ids(conn, project) if project else []:
@@ -150,56 +155,59 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
         tails = sorted({t for n in names for t in (n["name"].strip().lower(),
                                                    n["name"].strip().lower().rsplit("/", 1)[-1]) if t})
         with pg.transaction():
-            for (base,) in pg.execute(
+            for row in dict_rows(pg).execute(
                     "SELECT DISTINCT library_base FROM libraries"
                     " WHERE lower(split_part(library_base, '/', 3)) = ANY(%s) OR lower(title) = ANY(%s)"
                     " UNION SELECT DISTINCT library_base FROM documents"
                     " WHERE lower(split_part(library_base, '/', 3)) = ANY(%s) LIMIT 200",
                     (tails, tails, tails)):
-                if base:
-                    bases.add(base)
+                if row["library_base"]:
+                    bases.add(row["library_base"])
     if not bases or out_of_time():
         return summary
     base_list = sorted(bases)
 
     # Library metadata.
     with pg.transaction():
-        libs = pg.execute(
+        libs = dict_rows(pg).execute(
             "SELECT library_id, title, description, code_snippets, reputation, trust_score,"
             " benchmark_score, versions, source, last_seen FROM libraries WHERE library_base = ANY(%s)",
             (base_list,)).fetchall()
     if libs:
         with transaction(conn):
-            for lid, title, desc, snippets, rep, trust, bench, versions, source, seen in libs:
-                if not valid_id(lid):
+            for lib in libs:
+                if not valid_id(lib["library_id"]):
                     continue
                 try:
-                    vers = json.loads(versions) if versions else []
+                    vers = json.loads(lib["versions"]) if lib["versions"] else []
                 except ValueError:
                     vers = []
-                upsert_library(conn, library_id=lid, title=title, origin="team", description=desc,
-                               code_snippets=snippets, reputation=rep, trust_score=trust,
-                               benchmark_score=bench, versions=vers if isinstance(vers, list) else [],
-                               source=source, now=seen)
+                upsert_library(conn, library_id=lib["library_id"], title=lib["title"], origin="team",
+                               description=lib["description"], code_snippets=lib["code_snippets"],
+                               reputation=lib["reputation"], trust_score=lib["trust_score"],
+                               benchmark_score=lib["benchmark_score"],
+                               versions=vers if isinstance(vers, list) else [],
+                               source=lib["source"], now=lib["last_seen"])
                 summary["libraries"] += 1
 
     # Documents for those libraries that are not here yet, newest first.
     with pg.transaction():
-        listing = pg.execute(
+        listing = dict_rows(pg).execute(
             "SELECT id, content_hash, bytes FROM documents WHERE library_base = ANY(%s)"
             " ORDER BY last_seen DESC, id DESC LIMIT %s", (base_list, list_limit)).fetchall()
-    hashes = [h for _i, h, _b in listing]
+    hashes = [r["content_hash"] for r in listing]
     have = tl.local_hashes(conn, hashes)
     forgotten = tl.forgotten_among(conn, hashes)
     summary["skipped_forgotten"] = len(forgotten)
     wanted, total = [], 0
-    for doc_id, digest, size in listing:
+    for entry in listing:
+        digest, size = entry["content_hash"], entry["bytes"]
         if digest in have or digest in forgotten:
             continue
         if total + (size or 0) > max_bytes:
             summary["complete"] = False
             break
-        wanted.append(doc_id)
+        wanted.append(entry["id"])
         total += size or 0
     ttl2 = config.tier2_ttl_s()
     for start in range(0, len(wanted), FETCH_CHUNK):
@@ -207,15 +215,18 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
             break
         chunk = wanted[start:start + FETCH_CHUNK]
         with pg.transaction():
-            rows = pg.execute(
+            rows = dict_rows(pg).execute(
                 "SELECT d.content_hash, d.source, d.source_tool, d.title, d.content, d.type, d.metadata,"
                 " d.url, d.library_id, d.topic, d.version, d.last_seen,"
                 " (SELECT count(*) FROM document_members m WHERE m.content_hash = d.content_hash AND m.captured)"
+                " AS members"
                 " FROM documents d WHERE d.id = ANY(%s)", (chunk,)).fetchall()
         with transaction(conn):
-            for (_digest, source, tool, title, content, dtype, meta, url, lid, topic, version,
-                 seen, members) in rows:
-                metadata = _with_team(meta, members)
+            for row in rows:
+                source, tool, title, content = row["source"], row["source_tool"], row["title"], row["content"]
+                dtype, url, lid, topic = row["type"], row["url"], row["library_id"], row["topic"]
+                version, seen = row["version"], row["last_seen"]
+                metadata = _with_team(row["metadata"], row["members"])
                 if lid and not valid_id(lid):
                     lid = None  # kept as a document, never as a tier2 answer
                 doc_id, created = upsert_document(

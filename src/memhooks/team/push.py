@@ -50,6 +50,10 @@ def _doc_row(doc: dict, member: str, now: float) -> tuple:
 _DOC_TMP = ("content_hash, source, source_tool, title, content, type, metadata, url, library_id,"
             " library_base, topic, version, bytes, truncated, created_at, last_seen, pushed_at,"
             " access_count, captured")
+# A COPY row is a tuple in _DOC_TMP's column order; these name the fields read back from one.
+_COPY_COLS = tuple(c.strip() for c in _DOC_TMP.split(","))
+_HASH = _COPY_COLS.index("content_hash")
+_BYTES = _COPY_COLS.index("bytes")
 
 
 def _ensure_temp(pg) -> None:
@@ -64,7 +68,9 @@ def _ensure_temp(pg) -> None:
 def _push_documents(pg, member: str, rows: list[tuple]) -> int:
     """One batch of documents (inside the caller's transaction). Returns rows inserted."""
     _ensure_temp(pg)
-    with pg.cursor() as cur:
+    from psycopg.rows import dict_row
+
+    with pg.cursor(row_factory=dict_row) as cur:
         with cur.copy(f"COPY push_docs ({_DOC_TMP}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
@@ -80,8 +86,8 @@ def _push_documents(pg, member: str, rows: list[tuple]) -> int:
             " WHERE NOT EXISTS (SELECT 1 FROM forgotten f WHERE f.content_hash = t.content_hash)"
             " ORDER BY content_hash"
             " ON CONFLICT (content_hash) DO UPDATE SET last_seen = excluded.last_seen"
-            " WHERE documents.last_seen < excluded.last_seen RETURNING (xmax = 0)")
-        inserted = sum(1 for (new,) in cur.fetchall() if new)
+            " WHERE documents.last_seen < excluded.last_seen RETURNING (xmax = 0) AS inserted")
+        inserted = sum(1 for row in cur.fetchall() if row["inserted"])
         # A `forget` that committed while the insert ran (a new snapshot sees it).
         cur.execute("DELETE FROM documents d USING forgotten f WHERE f.content_hash = d.content_hash"
                     " AND d.content_hash IN (SELECT content_hash FROM push_docs)")
@@ -213,7 +219,7 @@ def push(conn, pg, *, budget_s: float | None = None, batch_docs: int = BATCH_DOC
             row = _doc_row(doc, member, now)
             rows.append(row)
             marks.append((doc["content_hash"], int(doc["access_count"] or 0)))
-            size += row[12]
+            size += row[_BYTES]
             if size >= BATCH_BYTES:
                 summary["documents_new"] += _commit_docs(conn, pg, member, rows, marks)
                 summary["batches"] += 1
@@ -260,7 +266,7 @@ def _commit_docs(conn, pg, member: str, rows: list[tuple], marks: list[tuple[str
     for attempt in range(3):
         try:
             with pg.transaction():
-                inserted = _push_documents(pg, member, sorted(rows, key=lambda r: r[0]))
+                inserted = _push_documents(pg, member, sorted(rows, key=lambda r: r[_HASH]))
             break
         except Exception as exc:  # noqa: BLE001
             from psycopg import errors

@@ -38,7 +38,7 @@ def succeed(conn, op: str, summary: dict) -> None:
             from memhooks.store.team_local import del_state, get_state
 
             row = get_state(conn, "backoff.pull")
-            if row and row[0] and row[0].startswith(("unreachable", "slow")):
+            if row and row["value"] and row["value"].startswith(("unreachable", "slow")):
                 del_state(conn, "backoff.pull")
 
 
@@ -195,7 +195,7 @@ def maybe_pull(db: str) -> None:
         key = f"pull.at:{project}"
         with closing(connect(db)) as conn:
             row = get_state(conn, key)
-            if (row and row[1] and time.time() - row[1] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
+            if (row and row["until"] and time.time() - row["until"] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
                     or blocked(conn, "pull"):
                 return
             with transaction(conn):

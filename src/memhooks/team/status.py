@@ -40,7 +40,7 @@ def local_status(conn, db: str | None = None) -> dict:
 
 def probe(url: str) -> dict:
     """Connect, read the schema and the server version, and try a write that is rolled back."""
-    from memhooks.team.store import MIGRATIONS, applied_migrations, classify, connect
+    from memhooks.team.store import MIGRATIONS, applied_migrations, classify, connect, dict_rows
 
     started = time.monotonic()
     try:
@@ -49,7 +49,7 @@ def probe(url: str) -> dict:
         err = classify(exc, url)
         return {"reachable": False, "kind": err.kind, "error": str(err)}
     try:
-        version = pg.execute("SHOW server_version").fetchone()[0]
+        version = dict_rows(pg).execute("SHOW server_version").fetchone()["server_version"]
         applied = applied_migrations(pg)
         out = {"reachable": True, "server_version": version, "ms": round((time.monotonic() - started) * 1000),
                "schema": f"{len(applied)}/{len(MIGRATIONS)} migrations", "writable": None}
@@ -64,9 +64,10 @@ def probe(url: str) -> dict:
                 out["writable"] = False
                 out["write_error"] = str(err)
             with pg.transaction():
-                row = pg.execute("SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM members),"
-                                 " (SELECT count(*) FROM libraries)").fetchone()
-            out["team"] = {"documents": row[0], "members": row[1], "libraries": row[2]}
+                row = dict_rows(pg).execute(
+                    "SELECT (SELECT count(*) FROM documents) AS documents, (SELECT count(*) FROM members) AS members,"
+                    " (SELECT count(*) FROM libraries) AS libraries").fetchone()
+            out["team"] = {"documents": row["documents"], "members": row["members"], "libraries": row["libraries"]}
         return out
     except Exception as exc:  # noqa: BLE001
         err = classify(exc, url)

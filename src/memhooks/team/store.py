@@ -185,10 +185,17 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
+def dict_rows(pg):
+    """A cursor on a team connection whose rows are dicts (read by name)."""
+    from psycopg.rows import dict_row
+
+    return pg.cursor(row_factory=dict_row)
+
+
 def applied_migrations(pg) -> list[str]:
     try:
         with pg.transaction():
-            return [r[0] for r in pg.execute("SELECT name FROM memhooks_migrations ORDER BY name")]
+            return [r["name"] for r in dict_rows(pg).execute("SELECT name FROM memhooks_migrations ORDER BY name")]
     except Exception as exc:  # noqa: BLE001
         from psycopg import errors
 
@@ -207,7 +214,7 @@ def migrate(pg) -> list[str]:
         pg.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         pg.execute("CREATE TABLE IF NOT EXISTS memhooks_migrations ("
                    "name TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
-        done = {r[0] for r in pg.execute("SELECT name FROM memhooks_migrations")}
+        done = {r["name"] for r in dict_rows(pg).execute("SELECT name FROM memhooks_migrations")}
         for name, statements in MIGRATIONS:
             if name in done:
                 continue
@@ -233,10 +240,10 @@ def ensure_schema(pg) -> None:
 
 def team_id(pg) -> str:
     with pg.transaction():
-        row = pg.execute("SELECT value FROM team_info WHERE key = 'team_id'").fetchone()
+        row = dict_rows(pg).execute("SELECT value FROM team_info WHERE key = 'team_id'").fetchone()
     if not row:
         raise TeamError("not-initialised", "the team database has no team id (run `memhooks team init`)")
-    return row[0]
+    return row["value"]
 
 
 TEAM_TABLES = ("team_info", "members", "documents", "document_members", "libraries", "tier1", "forgotten")
