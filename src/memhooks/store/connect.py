@@ -26,6 +26,7 @@ from memhooks.store.sqlite_file import (
     open_file,
     prepare_file,
 )
+from memhooks.store.sqlite_file import transaction as transaction  # and write with it
 
 
 def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True) -> sqlite3.Connection:
