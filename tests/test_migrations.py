@@ -193,7 +193,9 @@ def test_hot_paths_on_a_store_behind_neither_migrate_nor_fail(store, tmp_path):
     python.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = ingest ] && echo >>"{asked}" && exit 0; done\n'
                       f'exec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
-    env = dict(os.environ, MEMHOOKS_PYTHON=str(python), MEMHOOKS_NO_SPAWN="1")
+    trace = tmp_path / "trace"
+    env = dict(os.environ, MEMHOOKS_PYTHON=str(python), MEMHOOKS_NO_SPAWN="1",
+               MEMHOOKS_TRACE_IMPORTS=str(trace))
     shim = lambda name: ["bash", str(BIN / name)]  # noqa: E731
 
     r = run(shim("lc-cache-write") + ["tier1", "react", "/facebook/react"], env=env)
@@ -215,6 +217,9 @@ def test_hot_paths_on_a_store_behind_neither_migrate_nor_fail(store, tmp_path):
 
     assert _version(store) == SCHEMA_VERSION - 1  # nothing migrated it
     assert asked.read_text().count("\n") >= 2  # the write and the lookups asked the ingester
+    runs = [line.split(" ") for line in trace.read_text().splitlines()]
+    assert {r[0] for r in runs} >= {"lc-cache-write", "lc-cache-lookup", "pre-tool-use"}
+    assert not [r[0] for r in runs if "sqlite_utils" in r[1:]]  # no migrating runner loaded
     assert not db_rows(store, "SELECT name FROM sqlite_master WHERE name = 'team_state'")
     assert not db_rows(store, "SELECT 1 FROM tier1")
     pending = db_rows(journal_file(store), "SELECT hook_event_name, state, payload FROM events"
