@@ -143,8 +143,11 @@ def _old_layout_store(db):
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("BEGIN")
     conn.execute("CREATE TABLE _memhooks_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    import sqlite_utils
+
+    db_ = sqlite_utils.Database(conn, execute_plugins=False)
     for fn in MIGRATIONS[:5]:
-        fn(conn)
+        fn(db_)
         conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
     conn.execute("PRAGMA user_version = 5")
     for i, state in enumerate(["done", "failed", "pending", "pending"], start=1):

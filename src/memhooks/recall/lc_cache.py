@@ -50,19 +50,28 @@ def lookup_docs(conn, library_id: str, topic: str, project: str, *,
 
 # --------------------------------------------------------------------------- writes
 
+def _write_payload(record: dict, project: str) -> str:
+    """The journaled form of a cache write (redacted, like every event)."""
+    import json
+
+    from memhooks.capture.journal import CACHE_WRITE_EVENT
+    from memhooks.redact import redact_text
+
+    payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
+                         ensure_ascii=False)
+    return redact_text(payload)
+
+
 def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
     from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done
-    from memhooks.redact import redact_text
     from memhooks.store.connect import transaction
     from memhooks.store.projections import apply_cache_write
 
     now = time.time()
-    payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
-                         ensure_ascii=False)
-    payload = redact_text(payload)
+    payload = _write_payload(record, project)
     with transaction(conn):
         event_id = append(conn, payload, size=len(payload), project=project,
                           hook_event_name=CACHE_WRITE_EVENT, received_at=now)
@@ -71,18 +80,47 @@ def write(conn, record: dict, project: str) -> int:
     return event_id
 
 
+def journal_write(db: str, record: dict, project: str) -> int:
+    """Journal a cache write and leave it pending (the projections are new or behind: the
+    ingester migrates them and applies it). Returns the event id."""
+    from memhooks.capture.journal import CACHE_WRITE_EVENT, append
+    from memhooks.store.connect import closing, connect_journal
+
+    payload = _write_payload(record, project)
+    with closing(connect_journal(db)) as conn:
+        return append(conn, payload, size=len(payload), project=project,
+                      hook_event_name=CACHE_WRITE_EVENT, received_at=time.time())
+
+
 # --------------------------------------------------------------------------- commands
 
 def _open():
     """(connection, project), or None when there is no store yet: a lookup never creates one
-    (no file, no folder, no log); the miss is the answer."""
+    (no file, no folder, no log); the miss is the answer. A store behind the migrations is
+    brought up to date by the ingester (not here: no sqlite-utils on this path) or missed."""
     from memhooks.config import db_path, project_dir, store_exists
     from memhooks.store.connect import connect
 
     db = db_path()
     if not store_exists(db):
         return None
-    return connect(db), project_dir()
+    conn = _open_current(db, connect)
+    if conn is None:  # new or behind: the ingester migrates it, then look
+        ingest_now()
+        conn = _open_current(db, connect)
+    return (conn, project_dir()) if conn is not None else None
+
+
+def _open_current(db: str, connect):
+    """The store without migrating it (a hot path never does), or None when it is new or
+    behind the migrations."""
+    from memhooks.store.connect import is_current
+
+    conn = connect(db, migrate=False)
+    if is_current(conn):
+        return conn
+    conn.close()
+    return None
 
 
 def ingest_now(timeout: float = 20.0) -> None:
@@ -216,8 +254,14 @@ def _cmd_write(args: list[str]) -> None:
     from memhooks.store.connect import closing, connect
 
     project = project_dir()
-    with closing(connect(db_path())) as conn:  # a write creates the store
-        write(conn, record, project)
+    db = db_path()
+    conn = _open_current(db, connect)  # a write creates the store (its journal, at least)
+    if conn is not None:
+        with closing(conn):
+            write(conn, record, project)
+        return
+    journal_write(db, record, project)  # new or behind: the ingester applies it
+    ingest_now()
 
 
 COMMANDS = {

@@ -28,6 +28,7 @@ import time
 
 from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
 from memhooks.recall import queries
+from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
@@ -378,6 +379,8 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
     deadline = time.monotonic() + _num("MEMHOOKS_SERVE_BUDGET_MS", 1500) / 1000
     conn = _open(db, deadline)
     try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            return None  # new or behind the migrations: nothing to serve (never migrated here)
         from memhooks.store import serve_log
 
         kind = classify(tool_name)

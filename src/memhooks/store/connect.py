@@ -7,16 +7,17 @@ hook opens the journal alone (`connect_journal`: one file, one insert).
 
 WAL, a busy timeout, foreign keys, 0600 files in a 0700 folder (tightened when
 an existing one is looser and ours), and the append-only migrations applied
-once (guarded by PRAGMA user_version so an up-to-date store costs one pragma
-read). A file SQLite reports as damaged is moved aside and replaced (see
-memhooks.store.health): the projections are rebuilt from the journal.
+once on the cold paths (guarded by PRAGMA user_version so an up-to-date store
+costs one pragma read; the runner, memhooks.store.migrate, uses sqlite-utils).
+The hot paths open with `migrate=False` and check `is_current`: a store that is
+new or behind is theirs to hand over, never to migrate. A file SQLite reports as damaged is moved aside and
+replaced (see memhooks.store.health): the projections are rebuilt from the journal.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import time
 
 from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import (
@@ -24,8 +25,8 @@ from memhooks.store.sqlite_file import (
     ensure_wal,
     open_file,
     prepare_file,
-    transaction,
 )
+from memhooks.store.sqlite_file import transaction as transaction  # and write with it
 
 
 def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True) -> sqlite3.Connection:
@@ -114,27 +115,18 @@ def connect_journal(db: str | None = None) -> sqlite3.Connection:
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    from memhooks.store.migrations import MIGRATIONS
-
-    if conn.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
+    """Bring the projections up to date (cold: memhooks.store.migrate runs them with
+    sqlite-utils). The names applied."""
+    if is_current(conn):
         return []
-    applied: list[str] = []
-    with transaction(conn):
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS _memhooks_migrations ("
-            "name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-        )
-        done = {r[0] for r in conn.execute("SELECT name FROM _memhooks_migrations")}
-        for fn in MIGRATIONS[version:]:
-            if fn.__name__ in done:
-                continue
-            fn(conn)
-            conn.execute(
-                "INSERT INTO _memhooks_migrations (name, applied_at) VALUES (?, ?)",
-                (fn.__name__, time.time()),
-            )
-            applied.append(fn.__name__)
-        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-    return applied
+    from memhooks.store.migrate import migrate
 
+    return migrate(conn)
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the projections have every migration (one pragma read). A hot path opens the
+    store with `migrate=False` and treats a store that is not current as having nothing."""
+    from memhooks.store.migrations import SCHEMA_VERSION
+
+    return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION

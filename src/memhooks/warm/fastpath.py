@@ -53,11 +53,13 @@ def fast_answer(conn, project: str) -> str | None:
 def fast_output(db: str, project: str) -> str | None:
     """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
     or None when a warm is needed."""
-    from memhooks.store.connect import closing, connect
+    from memhooks.store.connect import closing, connect, is_current
 
     if not project or not os.path.isdir(project):
         return None
-    with closing(connect(db)) as conn:
+    with closing(connect(db, migrate=False)) as conn:  # a hot path never migrates
+        if not is_current(conn):
+            return None  # new or behind: the full interpreter migrates and warms
         context = fast_answer(conn, project)
     return hook_json(context) if context is not None else None
 
@@ -65,14 +67,15 @@ def fast_output(db: str, project: str) -> str | None:
 def status_output(db: str, project: str | None = None) -> str:
     """The hook's JSON when no warm answer is available (no project, the warm failed or ran
     out of time): what is cached and whether Context7 is rate-limited. Never raises."""
-    context = ""
+    context = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
     try:
-        from memhooks.store.connect import closing, connect
+        from memhooks.store.connect import closing, connect, is_current
 
-        with closing(connect(db)) as conn:
-            context = build_context([], note=status_note(conn, time.time()))
-    except Exception:  # noqa: BLE001 - a hook never breaks the session
-        context = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
+        with closing(connect(db, migrate=False)) as conn:  # also on the hot path: no migrating
+            if is_current(conn):
+                context = build_context([], note=status_note(conn, time.time()))
+    except Exception:  # noqa: BLE001 - a hook never breaks the session (the note above stays)
+        pass
     return hook_json(context)
 
 
