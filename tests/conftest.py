@@ -60,7 +60,7 @@ def journal_file(db) -> Path:
 
 def db_rows(db, sql: str, params=()) -> list[tuple]:
     """Rows of a query on the store, with the journal attached (so `events` resolves)."""
-    conn = sqlite3.connect(str(db))
+    conn = sqlite3.connect(str(db), timeout=10)
     try:
         if journal_file(db).exists():
             conn.execute("ATTACH DATABASE ? AS journal", (str(journal_file(db)),))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -123,10 +124,15 @@ def docs_payload(text=None, query="useEffect cleanup function"):
 
 
 def wait_for(predicate, timeout=30.0):
+    """Poll `predicate` until it holds; a store a detached process is still creating (no
+    table yet) counts as not yet."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if predicate():
-            return True
+        try:
+            if predicate():
+                return True
+        except sqlite3.OperationalError:
+            pass
         time.sleep(0.1)
     return False
 
