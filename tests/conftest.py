@@ -60,13 +60,15 @@ def journal_file(db) -> Path:
 
 def db_rows(db, sql: str, params=()) -> list[tuple]:
     """Rows of a query on the store, with the journal attached (so `events` resolves)."""
-    conn = sqlite3.connect(str(db), timeout=10)
+    import sqlite_utils
+
+    db_ = sqlite_utils.Database(sqlite3.connect(str(db), timeout=10), execute_plugins=False)
     try:
         if journal_file(db).exists():
-            conn.execute("ATTACH DATABASE ? AS journal", (str(journal_file(db)),))
-        return conn.execute(sql, params).fetchall()
+            db_.attach("journal", journal_file(db))
+        return db_.execute(sql, params).fetchall()
     finally:
-        conn.close()
+        db_.close()
 
 
 def ingest(db) -> None:
