@@ -92,26 +92,21 @@ def connect_journal(db: str | None = None) -> sqlite3.Connection:
     from memhooks.config import db_path, journal_path
 
     path = journal_path(db or db_path())
-    try:
-        conn = open_file(path)
+    for healed in (False, True):
         try:
-            ensure_journal_schema(conn, "main")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-    except sqlite3.DatabaseError as exc:
-        from memhooks.store import health
+            conn = open_file(path)
+            try:
+                ensure_journal_schema(conn, "main")
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        except sqlite3.DatabaseError as exc:
+            from memhooks.store import health
 
-        if not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
-            raise
-    conn = open_file(path)
-    try:
-        ensure_journal_schema(conn, "main")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+            if healed or not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
+                raise
+    raise AssertionError("unreachable")
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
