@@ -250,7 +250,7 @@ def _float(value: str | None) -> float | None:
 
 
 def choose_library(name: str, libraries: list[LibraryRecord]) -> tuple[LibraryRecord, str] | None:
-    """The seed's disambiguation (names.pick_library): exact title or ID tail, else first."""
+    """The disambiguation rule (names.pick_library): exact title or ID tail, else first."""
     picked = pick_library(name, [(lib.library_id, lib.title) for lib in libraries])
     if picked is None:
         return None
