@@ -19,6 +19,7 @@ import time
 
 from memhooks.recall import queries
 from memhooks.recall.render import iso_utc
+from memhooks.store.serve_log import summary as serving
 
 EVENT_STATES = ("pending", "done", "failed", "skipped")
 TOP_DOCUMENTS = 10
@@ -111,8 +112,6 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
     def reasons(state: str, limit: int) -> list[dict]:
         return [{"reason": r["reason"] or "(none)", "count": r["count"]}
                 for r in queries.stats_event_reasons(conn, p, state, limit)]
-
-    from memhooks.store.serve_log import summary as serving
 
     served = serving(conn, p)
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
