@@ -7,6 +7,7 @@ from contextlib import closing
 import click
 
 from memhooks.cli._common import Fail, open_store
+from memhooks.config import db_path
 
 
 def register(main: click.Group) -> None:
@@ -32,7 +33,6 @@ def replay(file):
 @click.command()
 def reindex():
     """Rebuild every projection from the journal."""
-    from memhooks.config import db_path
     from memhooks.ingest.pipeline import reindex as do_reindex
 
     with closing(open_store(ingest=False)) as conn:
@@ -44,7 +44,6 @@ def reindex():
 @click.command()
 def ingest():
     """Project pending journal events now."""
-    from memhooks.config import db_path
     from memhooks.ingest.pipeline import ingest_pending
 
     with closing(open_store(ingest=False)) as conn:
