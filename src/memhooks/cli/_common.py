@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from memhooks import config
 from memhooks.config import db_path
 from memhooks.store.connect import connect
 from memhooks.store.health import error_line
@@ -25,9 +26,7 @@ def store_error_line(exc) -> str:
 
 
 def store_exists() -> bool:
-    from memhooks.config import store_exists
-
-    return store_exists()
+    return config.store_exists()
 
 
 def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str = "") -> None:
@@ -37,6 +36,7 @@ def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str
     if as_json:
         echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
         sys.exit(1)
+    # lazy: the library code a command runs loads in that command only (CLI start-up)
     from memhooks.recall.stats_render import next_steps_lines
 
     click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}. Next:")

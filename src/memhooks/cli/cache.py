@@ -33,6 +33,7 @@ def _project(project: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole entry as JSON.")
 def cache_lookup(name, project, as_json):
     """Print the Context7 library ID for NAME; exit 1 on a miss."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.ingest.pipeline import ingest_pending
 
     if not store_exists():

@@ -19,6 +19,7 @@ def register(main: click.Group) -> None:
               help="Write to this file (default: stdout).")
 def export_cmd(output):
     """Write documents, libraries and tier1 entries as JSON Lines."""
+    # lazy: pydantic and sqlite-utils load only for export/import
     from memhooks.store.exchange import export_lines
 
     if not store_exists():

@@ -19,6 +19,7 @@ def register(main: click.Group) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 def replay(file):
     """Feed recorded hook payloads (JSON Lines) through the capture path."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.capture.replay import replay_file
 
     try:

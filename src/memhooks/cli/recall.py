@@ -36,6 +36,7 @@ def search_cmd(query, limit, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.recall import render, search
 
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)

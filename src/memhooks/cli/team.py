@@ -24,6 +24,7 @@ def _fail(exc):
 
 
 def _url(url: str | None = None) -> str:
+    # lazy: the team code loads only for `memhooks team` (CLI start-up)
     from memhooks.team.settings import team_url
 
     url = url or team_url()

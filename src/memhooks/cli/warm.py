@@ -27,6 +27,7 @@ def register(main: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def scan_cmd(directory, top_n, direct_only, as_json):
     """List the project's ranked libraries from its lockfiles and manifests."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.warm import settings
     from memhooks.warm.rank import candidates
     from memhooks.warm.scan import scan_project

@@ -83,6 +83,7 @@ def _imported_at(event: dict) -> float | None:
 
 def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     """Pure: one journaled payload -> what to project. Never raises."""
+    # lazy: the adapters load pydantic; a reader with nothing pending skips them
     from memhooks.ingest.adapters import route
 
     try:

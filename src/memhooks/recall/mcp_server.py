@@ -68,6 +68,7 @@ NO_STORE = ("memhooks has no store yet: nothing has been captured on this machin
 
 def _open_reader():
     """The store, projected up to date; None when there is none (a read never creates it)."""
+    # lazy: `memhooks mcp` start-up; the store and search code load with the first tool call
     from memhooks.config import store_exists
     from memhooks.ingest.pipeline import open_reader
 
@@ -239,6 +240,7 @@ def _skip_sdk_package_inits() -> None:
             module.__path__ = list(spec.submodule_search_locations)
             module.__package__ = name
             sys.modules[name] = module
+        # lazy: heavy optional dependency (the mcp SDK)
         import mcp.server.lowlevel.server  # noqa: F401
         import mcp.server.stdio  # noqa: F401
     except Exception:  # noqa: BLE001

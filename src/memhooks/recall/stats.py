@@ -133,6 +133,7 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "serving": served,
         "daily": _daily(conn, p, now, DAYS, served),
     }
+    # lazy: heavy optional dependency (pydantic), for `stats --json` only
     from memhooks.recall.stats_model import check
 
     return check(report)

@@ -58,6 +58,7 @@ def is_empty(data: dict) -> bool:
 def render(data: dict, console=None) -> None:
     """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
     on an empty store, a 30-day chart, then the tables."""
+    # lazy: heavy optional dependency (rich)
     from rich.console import Console
     from rich.table import Table
 

@@ -342,6 +342,7 @@ def _safe_url(url: str) -> str:
 def check_context7() -> Check:
     if config.offline():
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
+    # lazy: pulls pydantic and httpx, for the network check only
     from memhooks.warm.context7_api import probe
 
     shown = _safe_url(config.context7_api_url())

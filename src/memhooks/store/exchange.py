@@ -81,6 +81,7 @@ class ImportResult:
 
 def export_records(conn) -> Iterator[dict]:
     """Every exportable row, table by table, in a stable order."""
+    # lazy: heavy optional dependency (sqlite-utils)
     import sqlite_utils
 
     db = sqlite_utils.Database(conn)

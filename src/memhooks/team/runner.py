@@ -11,7 +11,8 @@ import time
 
 from memhooks.config import _env_num, db_path, project_dir
 from memhooks.log import log_exception
-from memhooks.store.connect import transaction
+from memhooks.store.connect import closing, transaction
+from memhooks.store.connect import connect as connect_store
 from memhooks.store.team_local import (
     backoff_until,
     del_state,
@@ -144,9 +145,7 @@ def background(args: list[str]) -> int:
         if op == "push":
             return background_push()
         if op == "pull":
-            from memhooks.store.connect import closing, connect
-
-            with closing(connect(db_path())) as conn:
+            with closing(connect_store(db_path())) as conn:
                 if blocked(conn, "pull"):
                     return 0
                 run("pull", conn, pull, project=project_dir())
@@ -180,10 +179,8 @@ def maybe_pull(db: str) -> None:
         project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip() and project_dir()
         if not project or not os.path.isdir(project):
             return
-        from memhooks.store.connect import closing, connect, transaction
-
         key = f"pull.at:{project}"
-        with closing(connect(db)) as conn:
+        with closing(connect_store(db)) as conn:
             row = get_state(conn, key)
             if (row and row["until"] and time.time() - row["until"] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
                     or blocked(conn, "pull"):
@@ -209,9 +206,7 @@ def background_push(db: str | None = None) -> int:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return 0
-            from memhooks.store.connect import closing, connect
-
-            with closing(connect(db)) as conn:
+            with closing(connect_store(db)) as conn:
                 if blocked(conn, "push") or not (has_unpushed(conn) or pending_forgets(conn)
                                                  or _other_work(conn)):
                     return 0

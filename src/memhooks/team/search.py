@@ -53,6 +53,7 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
                 import_hits: bool = True, now: float | None = None) -> list[dict]:
     """Ranked team documents as result dicts in the local result shape (see
     memhooks.recall.search). The id is the local id of the imported copy."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     try:
@@ -157,6 +158,7 @@ def _search(conn, query, limit):
 
 def cli_search(conn, query, limit):
     """For `memhooks search --team`: results, or a one-line failure."""
+    # lazy: click, for the CLI caller only
     from memhooks.cli._common import Fail
 
     try:

@@ -51,6 +51,7 @@ def classify(exc: BaseException, url: str | None) -> TeamError:
     if isinstance(exc, TeamError):
         return exc
     try:
+        # lazy: heavy optional dependency (psycopg)
         import psycopg
         from psycopg import errors
     except ImportError:

@@ -180,6 +180,7 @@ def search_many(names: list[str], *, budget_s: float, query_for=None,
 
 async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_timeout_s,
                       on_answer=None) -> None:
+    # lazy: heavy optional dependency (httpx)
     import httpx
 
     start = time.monotonic()

@@ -235,6 +235,7 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
         for r in todo:
             r.cause = "no time left in this session's budget; asked next time"
         return None
+    # lazy: pulls pydantic and httpx, only when the Context7 API is asked
     from memhooks.warm.context7_api import search_many
 
     # Backfill: ask in rank order until enough of the top names resolve.

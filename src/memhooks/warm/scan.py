@@ -208,6 +208,7 @@ class _Scanner(BoundedReader):
             return
         parser = parser_for(name)
         if parser is None:  # a *.txt in a requirements/ directory
+            # lazy: lockfile parsers load on first use (see lockfiles._lazy)
             from memhooks.warm.lockfiles.python import parse_requirements as parser
         if getattr(parser, "func", None) == "parse_requirements" or parser.__name__ == "parse_requirements":
             deps = parser(text, frel, reader=self.include_reader)
