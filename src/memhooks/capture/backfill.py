@@ -11,13 +11,19 @@ Files are streamed; memory stays flat whatever their size.
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from memhooks.capture.journal import append, prepare
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
-from memhooks.recall.queries import journal_readable
+from memhooks.config import MAX_EVENT_BYTES, db_path
+from memhooks.ingest.pipeline import ingest_pending, open_reader
+from memhooks.recall.queries import journal_readable, tool_use_ids
+from memhooks.store.connect import transaction
 
 BATCH_CALLS = 200
 BATCH_BYTES = 4 * 1024 * 1024
@@ -94,8 +100,6 @@ class _Known:
             if self.conn is None:
                 got = set()
             else:
-                from memhooks.recall.queries import tool_use_ids
-
                 got = tool_use_ids(self.conn, session)
             self.sessions[session] = got
             while len(self.sessions) > KNOWN_SESSIONS:
@@ -110,8 +114,6 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
     """Import the transcripts under `paths` (default: Claude Code's transcript folders).
 
     `progress(done_bytes, total_bytes, path)` is called as files are read."""
-    from memhooks.config import db_path
-
     t0 = time.monotonic()
     report = ImportReport(dry_run=dry_run)
     files, report.missing = find_transcripts(paths, env)
@@ -135,16 +137,12 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
         return report  # nothing to import: no store is created for it
     if dry_run:
         if os.path.exists(db):
-            import sqlite3
-
             try:
                 conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
                 journal_readable(conn)
             except sqlite3.Error:
                 conn = None
     else:
-        from memhooks.ingest.pipeline import open_reader
-
         conn = open_reader(db)  # projects pending events, so their ids are known
     known = _Known(conn)
     done_before = 0
@@ -206,11 +204,6 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
 
 def _prepared(call: ToolCall):
     """(call, payload text, size, error) as the journal stores it; None when over the cap."""
-    import json
-
-    from memhooks.capture.journal import prepare
-    from memhooks.config import MAX_EVENT_BYTES
-
     raw = json.dumps(call.payload(imported_at=time.time()), ensure_ascii=False).encode(
         "utf-8", "surrogatepass")
     if len(raw) > MAX_EVENT_BYTES:
@@ -221,10 +214,6 @@ def _prepared(call: ToolCall):
 
 def _flush(conn, db: str, batch: list, report: ImportReport) -> None:
     """Journal a batch in one transaction, then ingest it."""
-    from memhooks.capture.journal import append
-    from memhooks.ingest.pipeline import ingest_pending
-    from memhooks.store.connect import transaction
-
     with transaction(conn):
         for call, payload, size, error in batch:
             append(conn, payload, size=size, project=_canonical(call.cwd), error=error,

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
+import importlib.util
 import os
+import sqlite3
+
+from memhooks.config import db_path
 
 
 def _has_pending(db: str) -> bool:
+    # lazy: the store and ingest code load only once this process holds the lock
     from memhooks.recall.queries import has_pending
     from memhooks.store.connect import closing, connect
 
@@ -16,8 +22,6 @@ def _has_pending(db: str) -> bool:
 def _ingest_once(db: str, ingest_pending, connect) -> None:
     """One pass; when SQLite reports a damaged file, heal (move it aside, rebuild from the
     journal) and pass again."""
-    import sqlite3
-
     for attempt in (1, 2):
         try:
             from memhooks.store.connect import closing
@@ -33,15 +37,9 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
 
 
 def main(args: list[str]) -> int:
-    import importlib.util
-
     if importlib.util.find_spec("pydantic") is None:
         return 0  # a python without the dependencies: the events wait for one that has them
     try:
-        import fcntl
-
-        from memhooks.config import db_path
-
         db = db_path()
         background = "--background" in args
         fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)

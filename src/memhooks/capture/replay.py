@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 from memhooks.capture.journal import METADATA_ONLY, append, metadata_only, prepare
 from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
+from memhooks.ingest.pipeline import ingest_pending
 from memhooks.store.connect import closing, connect, transaction
 
 
 def _hook_name(raw: bytes) -> str | None:
-    import json
-
     try:
         event = json.loads(raw)
     except (ValueError, RecursionError):
@@ -46,8 +46,6 @@ def replay_file(path: str) -> dict:
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
-        from memhooks.ingest.pipeline import ingest_pending
-
         report = ingest_pending(conn, db)
     return {"events": events, "done": report.done, "skipped": report.skipped,
             "failed": report.failed, "documents_created": report.documents_created}

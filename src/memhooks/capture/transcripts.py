@@ -28,7 +28,9 @@ import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
+
+from memhooks.setup.install import TOOL_MATCHER
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # the journal's own payload cap
 MAX_PENDING = 4096
@@ -43,8 +45,6 @@ _DENIAL_RE = re.compile(
 
 def captured_tool(name) -> bool:
     """Whether a tool is one memhooks captures (the PostToolUse matcher of its hooks)."""
-    from memhooks.setup.install import TOOL_MATCHER
-
     global _MATCHER
     if _MATCHER is None:
         _MATCHER = re.compile(TOOL_MATCHER)
@@ -168,8 +168,6 @@ def parse_time(value) -> float | None:
         return v / 1000 if v > 1e11 else v
     if not isinstance(value, str) or not value.strip():
         return None
-    from datetime import datetime
-
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 
 import click
+
+from memhooks import config
+from memhooks.config import db_path
+from memhooks.store.connect import connect
+from memhooks.store.health import error_line
 
 
 class Fail(click.ClickException):
@@ -16,26 +22,21 @@ class Fail(click.ClickException):
 
 
 def store_error_line(exc) -> str:
-    from memhooks.store.health import error_line
-
     return error_line(exc)
 
 
 def store_exists() -> bool:
-    from memhooks.config import store_exists
-
-    return store_exists()
+    return config.store_exists()
 
 
 def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str = "") -> None:
     """For a read command on a machine without a store: say so, touch nothing, and exit:
     0 for people, 1 for --json callers (who need to tell "no store" from "nothing found")."""
-    from memhooks.config import db_path
-
     path = db_path()
     if as_json:
         echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
         sys.exit(1)
+    # lazy: the library code a command runs loads in that command only (CLI start-up)
     from memhooks.recall.stats_render import next_steps_lines
 
     click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}. Next:")
@@ -46,20 +47,14 @@ def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str
 
 def open_store(ingest: bool = True):
     """Open the store; readers (ingest=True) project pending events first."""
-    from memhooks.config import db_path
-
     path = db_path()
     try:
         if ingest:
             from memhooks.ingest.pipeline import open_reader
 
             return open_reader(path)
-        from memhooks.store.connect import connect
-
         return connect(path)
     except Exception as exc:
-        import sqlite3
-
         if isinstance(exc, sqlite3.DatabaseError):
             raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
         raise Fail(f"cannot open the store at {path}: {exc}") from None

@@ -104,6 +104,7 @@ def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
                f"{', rate limited' if result.rate_limited else ''}"
                f"{', API unreachable: ' + api_url if result.unreachable else ''})")
     if result.api_fault:
+        # lazy: warm code and rich load only for the output that needs them (CLI start-up)
         from memhooks.warm.resolve import _fault_words, _until_words
 
         fault = result.api_fault.removeprefix("backoff:")

@@ -10,6 +10,8 @@ from contextlib import closing
 import click
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
+from memhooks.config import project_dir
+from memhooks.recall.lc_cache import lookup, lookup_docs, parse_write_args, write
 
 
 def register(main: click.Group) -> None:
@@ -22,8 +24,6 @@ def cache():
 
 
 def _project(project: str | None) -> str:
-    from memhooks.config import project_dir
-
     return os.path.realpath(project) if project else project_dir()
 
 
@@ -33,8 +33,8 @@ def _project(project: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole entry as JSON.")
 def cache_lookup(name, project, as_json):
     """Print the Context7 library ID for NAME; exit 1 on a miss."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.ingest.pipeline import ingest_pending
-    from memhooks.recall.lc_cache import lookup
 
     if not store_exists():
         no_store(as_json, {"name": name, "hit": False})
@@ -53,8 +53,6 @@ def cache_lookup(name, project, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with the body and its document id.")
 def cache_lookup_docs(library_id, topic, as_json):
     """Print the cached docs for LIBRARY_ID and TOPIC; exit 1 on a miss."""
-    from memhooks.recall.lc_cache import lookup_docs
-
     key = {"library_id": library_id, "topic": topic}
     if not store_exists():
         no_store(as_json, {**key, "hit": False})
@@ -76,8 +74,6 @@ def cache_lookup_docs(library_id, topic, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def cache_write(tier, args, as_json):
     """tier1 NAME LIBRARY_ID, or tier2 LIBRARY_ID TOPIC FILE."""
-    from memhooks.recall.lc_cache import parse_write_args, write
-
     need = {"tier1": "NAME LIBRARY_ID", "tier2": "LIBRARY_ID TOPIC FILE"}[tier]
     if len(args) != len(need.split()):
         raise Fail(f"cache write {tier} takes {need}")

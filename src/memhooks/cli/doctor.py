@@ -23,6 +23,7 @@ def check_lines(results) -> list[str]:
               help="Project whose settings to check (default: the current directory).")
 def doctor(as_json, project):
     """Check the store, the registered hooks and MCP server, the Python and the Context7 API."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.setup.doctor import run_checks
 
     results = run_checks(project=project or os.getcwd())

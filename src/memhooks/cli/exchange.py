@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memhooks.cli._common import Fail, echo_json, open_store
+from memhooks.cli._common import Fail, echo_json, open_store, store_exists
 
 
 def register(main: click.Group) -> None:
@@ -19,7 +19,7 @@ def register(main: click.Group) -> None:
               help="Write to this file (default: stdout).")
 def export_cmd(output):
     """Write documents, libraries and tier1 entries as JSON Lines."""
-    from memhooks.cli._common import store_exists
+    # lazy: pydantic and sqlite-utils load only for export/import
     from memhooks.store.exchange import export_lines
 
     if not store_exists():

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from memhooks.capture.hooks import post_tool_use, session_start
+
 
 def register(main: click.Group) -> None:
     main.add_command(hook)
@@ -18,13 +20,9 @@ def hook():
 
 @hook.command("post-tool-use")
 def hook_post_tool_use():
-    from memhooks.capture.hooks import post_tool_use
-
     sys.exit(post_tool_use())
 
 
 @hook.command("session-start")
 def hook_session_start():
-    from memhooks.capture.hooks import session_start
-
     sys.exit(session_start())

@@ -12,6 +12,7 @@ SCOPE_HELP = ("user: ~/.claude/settings.json + ~/.claude.json; project: .claude/
 
 
 def _run(action: str, scope: str, project: str | None, dry_run: bool, allow: bool = False) -> None:
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.setup.install import InstallError, diff, run
 
     try:

@@ -7,6 +7,7 @@ from contextlib import closing
 import click
 
 from memhooks.cli._common import Fail, open_store
+from memhooks.config import db_path
 
 
 def register(main: click.Group) -> None:
@@ -18,6 +19,7 @@ def register(main: click.Group) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 def replay(file):
     """Feed recorded hook payloads (JSON Lines) through the capture path."""
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.capture.replay import replay_file
 
     try:
@@ -32,7 +34,6 @@ def replay(file):
 @click.command()
 def reindex():
     """Rebuild every projection from the journal."""
-    from memhooks.config import db_path
     from memhooks.ingest.pipeline import reindex as do_reindex
 
     with closing(open_store(ingest=False)) as conn:
@@ -44,7 +45,6 @@ def reindex():
 @click.command()
 def ingest():
     """Project pending journal events now."""
-    from memhooks.config import db_path
     from memhooks.ingest.pipeline import ingest_pending
 
     with closing(open_store(ingest=False)) as conn:

@@ -8,6 +8,10 @@ import sys
 
 import click
 
+from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
+from memhooks.config import db_path
+from memhooks.recall.mcp_server import main as mcp_main
+
 
 def register(main: click.Group) -> None:
     for cmd in (search_cmd, show_cmd, stats_cmd, mcp_cmd):
@@ -17,8 +21,6 @@ def register(main: click.Group) -> None:
 def _store(as_json: bool = False, json_extra: dict | None = None, *, create: bool = False):
     """Open the store for reading; without one, say so and exit (nothing is created), unless
     `create` (a team search keeps its hits locally)."""
-    from memhooks.cli._common import no_store, open_store, store_exists
-
     if not create and not store_exists():
         no_store(as_json, json_extra)
     return open_store(ingest=True)
@@ -34,7 +36,7 @@ def search_cmd(query, limit, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access."""
-    from memhooks.cli._common import echo_json
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.recall import render, search
 
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
@@ -61,7 +63,6 @@ def search_cmd(query, limit, as_json, team):
 @click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
 def show_cmd(doc_id, max_chars, as_json):
     """Print one cached document by ID (counts one access)."""
-    from memhooks.cli._common import Fail, echo_json
     from memhooks.recall import render, search
 
     conn = _store(as_json, {"id": doc_id})
@@ -85,8 +86,6 @@ def show_cmd(doc_id, max_chars, as_json):
               help="Only this project's captures, documents, tier1 entries, counters and events.")
 def stats_cmd(as_json, html_file, project):
     """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
-    from memhooks.cli._common import Fail, echo_json
-    from memhooks.config import db_path
     from memhooks.recall import stats, stats_render
 
     conn = _store(as_json)
@@ -113,6 +112,4 @@ def stats_cmd(as_json, html_file, project):
 @click.command("mcp")
 def mcp_cmd():
     """Serve the recall tools over stdio (MCP): search_documents, get_document, lookup_library."""
-    from memhooks.recall.mcp_server import main as mcp_main
-
     sys.exit(mcp_main([]))

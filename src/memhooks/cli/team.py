@@ -8,6 +8,10 @@ import os
 import click
 
 from memhooks.cli import _render
+from memhooks.cli._common import Fail, echo_json, open_store
+from memhooks.config import project_dir
+from memhooks.store.connect import transaction
+from memhooks.store.projections import forget_document
 
 
 def register(main: click.Group) -> None:
@@ -16,12 +20,11 @@ def register(main: click.Group) -> None:
 
 
 def _fail(exc):
-    from memhooks.cli._common import Fail
-
     return Fail(str(exc))
 
 
 def _url(url: str | None = None) -> str:
+    # lazy: the team code loads only for `memhooks team` (CLI start-up)
     from memhooks.team.settings import team_url
 
     url = url or team_url()
@@ -77,7 +80,6 @@ def team_connect(url, no_check):
 
 
 def _run(op, fn, **kwargs):
-    from memhooks.cli._common import open_store
     from memhooks.team.runner import run
     from memhooks.team.store import TeamError
 
@@ -96,7 +98,6 @@ def _run(op, fn, **kwargs):
 @click.option("--json", "as_json", is_flag=True)
 def team_push(budget, as_json):
     """Push new documents, libraries and tier1 entries now (ignores the back-off)."""
-    from memhooks.cli._common import echo_json
     from memhooks.team.push import push
 
     s = _run("push", push, budget_s=budget)
@@ -114,8 +115,6 @@ def team_push(budget, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def team_pull(project, libraries, budget, max_bytes, as_json):
     """Bring the team's documents and tier1 IDs for this project's libraries into the local store."""
-    from memhooks.cli._common import echo_json
-    from memhooks.config import project_dir
     from memhooks.team.pull import pull
 
     project = os.path.realpath(project) if project else project_dir()
@@ -132,7 +131,6 @@ def team_pull(project, libraries, budget, max_bytes, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def team_status(offline, as_json):
     """Configuration (password masked), back-off, last push and pull, and the server's answer."""
-    from memhooks.cli._common import echo_json, open_store
     from memhooks.team.settings import team_url
     from memhooks.team.status import local_status, probe
 
@@ -170,9 +168,6 @@ def team_exclude(directory, list_only):
 def forget_cmd(doc_ids):
     """Delete documents from the local store and the team store, and never capture,
     push or pull the same text again."""
-    from memhooks.cli._common import Fail, open_store
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import forget_document
     from memhooks.team.settings import configured
 
     conn = open_store(ingest=True)

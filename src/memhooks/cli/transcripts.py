@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+import time
 
 import click
 
@@ -20,9 +22,7 @@ def register(main: click.Group) -> None:
 
 def parse_since(text: str) -> float:
     """DATE (2026-01-31), an ISO time, or an age (30d, 12h, 2w) -> epoch seconds."""
-    import re
-    import time
-
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.capture.transcripts import parse_time
 
     raw = text.strip()

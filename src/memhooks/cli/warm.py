@@ -10,6 +10,8 @@ import click
 
 from memhooks.cli import _render
 from memhooks.cli._common import echo_json, echo_lines, open_store
+from memhooks.config import context7_api_url
+from memhooks.config import top_n as default_top
 
 
 def register(main: click.Group) -> None:
@@ -25,7 +27,7 @@ def register(main: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def scan_cmd(directory, top_n, direct_only, as_json):
     """List the project's ranked libraries from its lockfiles and manifests."""
-    from memhooks.config import top_n as default_top
+    # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.warm import settings
     from memhooks.warm.rank import candidates
     from memhooks.warm.scan import scan_project
@@ -52,7 +54,6 @@ def warm_cmd(directory, budget, top_n, direct_only, as_json):
     """Pre-resolve the project's top libraries to Context7 IDs (tier1).
 
     Exits 1 when the Context7 API was needed and no library resolved."""
-    from memhooks.config import context7_api_url
     from memhooks.warm.resolve import warm
 
     project = os.path.realpath(directory)

@@ -7,18 +7,23 @@ inside one BEGIN IMMEDIATE transaction per batch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 
 from memhooks import config
 from memhooks.capture import journal
-from memhooks.capture.journal import CACHE_WRITE_EVENT
+from memhooks.capture.journal import CACHE_WRITE_EVENT, drain_spool
+from memhooks.config import db_path
+from memhooks.log import log_exception
 from memhooks.recall.queries import main_file, pending_events
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store.connect import transaction
+from memhooks.store import health
+from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import (
     add_capture,
     apply_cache_write,
@@ -29,6 +34,7 @@ from memhooks.store.projections import (
     upsert_tier1,
     upsert_tier2,
 )
+from memhooks.tools import is_captured
 
 BATCH = 50
 BATCH_BYTES = 4 * 1024 * 1024  # payload text per write transaction
@@ -77,6 +83,7 @@ def _imported_at(event: dict) -> float | None:
 
 def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     """Pure: one journaled payload -> what to project. Never raises."""
+    # lazy: the adapters load pydantic; a reader with nothing pending skips them
     from memhooks.ingest.adapters import route
 
     try:
@@ -107,13 +114,9 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
         parsed.state, parsed.error = "failed", "payload has no hook_event_name"
         return parsed
     if name in ("PostToolUse", "PostToolUseFailure") and not event.get("memhooks_metadata_only"):
-        from memhooks.tools import is_captured
-
         if not is_captured(cols["tool_name"]):
             # The hook's own rule: a tool memhooks does not capture keeps metadata only,
             # even when it was journaled whole (an older hook, a replayed file).
-            import hashlib
-
             parsed.state, parsed.error = "skipped", "not a captured tool (metadata only)"
             parsed.payload = json.dumps({
                 "hook_event_name": name, "tool_name": (cols["tool_name"] or "")[:200],
@@ -185,8 +188,6 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
 def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
     """Commit a batch; when its transaction fails, commit one event per transaction,
     and mark an event that still fails `failed` with its reason, alone."""
-    import sqlite3
-
     try:
         _commit_batch(conn, batch, report)
         return
@@ -211,8 +212,6 @@ def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
 def _is_event_error(exc) -> bool:
     """A DatabaseError one event can cause (a constraint, a value too big), as opposed to
     the store being locked, read-only, full or damaged, which every event would hit."""
-    import sqlite3
-
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:
         return isinstance(exc, (sqlite3.IntegrityError, sqlite3.DataError,
@@ -258,8 +257,6 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
 
 def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None) -> IngestReport:
     """Project every pending event (and any spooled ones). Safe to run concurrently."""
-    from memhooks.capture.journal import drain_spool
-
     report = IngestReport()
     if db is None:
         db = main_file(conn)
@@ -308,33 +305,20 @@ def open_reader(path: str | None = None):
     """Open the store for a reader, projecting pending events first so a document
     captured a moment ago is found. An ingest failure is logged, not raised: the
     reader still answers from what is there."""
-    import sqlite3
-
-    from memhooks.config import db_path
-    from memhooks.store.connect import connect
-
     path = path or db_path()
     conn = connect(path)
     try:
         ingest_pending(conn, path)
     except sqlite3.DatabaseError as exc:
-        from memhooks.store import health
-
         if health.is_corruption(exc) and health.heal(path, str(exc)):
             conn.close()
             conn = connect(path)  # a fresh store: rebuild it from the journal now
             try:
                 ingest_pending(conn, path)
             except Exception as exc2:  # noqa: BLE001
-                from memhooks.log import log_exception
-
                 log_exception(f"ingest after heal failed: {exc2}")
         else:
-            from memhooks.log import log_exception
-
             log_exception(f"ingest before read failed: {exc}")
     except Exception as exc:  # noqa: BLE001
-        from memhooks.log import log_exception
-
         log_exception(f"ingest before read failed: {exc}")
     return conn

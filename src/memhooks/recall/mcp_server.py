@@ -18,8 +18,12 @@ this module imports nothing heavy at import time: the SDK is imported inside `ma
 only its low-level stdio server (see build_server), and the store is opened per call.
 """
 
+import functools
+import importlib.util
 import os
+import sqlite3
 import sys
+import types
 from contextlib import closing
 
 SERVER_NAME = "memhooks"
@@ -64,6 +68,7 @@ NO_STORE = ("memhooks has no store yet: nothing has been captured on this machin
 
 def _open_reader():
     """The store, projected up to date; None when there is none (a read never creates it)."""
+    # lazy: `memhooks mcp` start-up; the store and search code load with the first tool call
     from memhooks.config import store_exists
     from memhooks.ingest.pipeline import open_reader
 
@@ -77,12 +82,8 @@ SCOPES = ("local", "team")  # search_documents: this machine's store, or the tea
 
 def _store_guard(fn):
     """A damaged store answers one clear error line (and heals), never a traceback."""
-    import functools
-
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        import sqlite3
-
         try:
             return fn(*args, **kwargs)
         except sqlite3.DatabaseError as exc:
@@ -227,9 +228,6 @@ def _skip_sdk_package_inits() -> None:
     they cost start-up time that Claude Code waits for. Register both packages without running
     their `__init__` (submodules import from them by name only). Any surprise: undo, import
     normally."""
-    import importlib.util
-    import types
-
     if "mcp" in sys.modules:
         return
     try:
@@ -242,6 +240,7 @@ def _skip_sdk_package_inits() -> None:
             module.__path__ = list(spec.submodule_search_locations)
             module.__package__ = name
             sys.modules[name] = module
+        # lazy: heavy optional dependency (the mcp SDK)
         import mcp.server.lowlevel.server  # noqa: F401
         import mcp.server.stdio  # noqa: F401
     except Exception:  # noqa: BLE001

@@ -35,6 +35,8 @@ import time
 from memhooks._jsonlite import loads_object
 from memhooks.recall import queries
 from memhooks.recall.render import citation, repo_of
+from memhooks.store.connect import transaction
+from memhooks.store.projections import storable_text, touch_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
 RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
@@ -52,8 +54,6 @@ _WORD_RE = re.compile(r"[^\W_]+")
 
 def clean_text(text: str) -> str:
     """NULs and lone surrogates (which SQLite cannot bind) made harmless."""
-    from memhooks.store.projections import storable_text
-
     return storable_text(text).replace("\ufffd", " ")
 
 
@@ -110,9 +110,6 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
 def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:
     """Count one retrieval of each document (by the agent, or the user's own CLI).
     Returns the epoch written."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import touch_documents
-
     stamp = int(time.time() if now is None else now)
     if ids:
         with transaction(conn):

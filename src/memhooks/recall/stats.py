@@ -19,6 +19,7 @@ import time
 
 from memhooks.recall import queries
 from memhooks.recall.render import iso_utc
+from memhooks.store.serve_log import summary as serving
 
 EVENT_STATES = ("pending", "done", "failed", "skipped")
 TOP_DOCUMENTS = 10
@@ -112,8 +113,6 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         return [{"reason": r["reason"] or "(none)", "count": r["count"]}
                 for r in queries.stats_event_reasons(conn, p, state, limit)]
 
-    from memhooks.store.serve_log import summary as serving
-
     served = serving(conn, p)
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
     report = {
@@ -134,6 +133,7 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "serving": served,
         "daily": _daily(conn, p, now, DAYS, served),
     }
+    # lazy: heavy optional dependency (pydantic), for `stats --json` only
     from memhooks.recall.stats_model import check
 
     return check(report)

@@ -5,6 +5,8 @@ Nothing here reads the store.
 
 from __future__ import annotations
 
+from html import escape
+
 
 def _bytes(n) -> str:
     n = float(n or 0)
@@ -56,6 +58,7 @@ def is_empty(data: dict) -> bool:
 def render(data: dict, console=None) -> None:
     """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
     on an empty store, a 30-day chart, then the tables."""
+    # lazy: heavy optional dependency (rich)
     from rich.console import Console
     from rich.table import Table
 
@@ -168,8 +171,6 @@ def render(data: dict, console=None) -> None:
 
 def _svg_bars(values: list[int], days: list[str], label: str, css: str) -> str:
     """One inline SVG bar chart (no script, no external anything)."""
-    from html import escape
-
     w, h, pad = 600, 110, 20
     n = max(1, len(values))
     peak = max(values) if values else 0
@@ -219,8 +220,6 @@ footer{color:#8a92a3;font-size:.8rem;margin-top:2rem}
 def render_html(data: dict) -> str:
     """One self-contained page (inline CSS and SVG; no script, no network) with the same
     figures and charts as `render`. Every captured string is escaped."""
-    from html import escape
-
     def t(x) -> str:
         return escape(str(x if x is not None else ""))
 

@@ -17,11 +17,19 @@ import sys
 import time
 from contextlib import closing
 from dataclasses import asdict, dataclass
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from memhooks import config
+from memhooks.bootstrap import default_state_dir, read_marker
+from memhooks.capture.journal import SPOOL_DIR, spool_dir
 from memhooks.deps import MODULES as DEPS
 from memhooks.files import fallback_dirs
 from memhooks.recall.queries import integrity, journal_counts
+from memhooks.setup.install import command_paths, installed_entries
+from memhooks.store import health
+from memhooks.store.connect import connect
+from memhooks.team.settings import configured
+from memhooks.team.status import doctor_check
 
 PENDING_AGE_S = 60.0
 API_TIMEOUT_S = 5.0
@@ -48,8 +56,6 @@ def check_store(db: str | None = None) -> list[Check]:
         out += _check_journal(db)
         return out + [_check_healing(db)]
     try:
-        from urllib.parse import quote
-
         conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error as exc:
         return [Check("store", "fail", f"cannot open {db}: {exc}"),
@@ -79,8 +85,6 @@ def _check_journal(db: str) -> list[Check]:
         return [Check("journal", "warn", f"no journal yet at {jpath} (the first hook creates it)"),
                 Check("events", "skip", "no journal")]
     try:
-        from urllib.parse import quote
-
         conn = sqlite3.connect(f"file:{quote(jpath)}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error as exc:
         return [Check("journal", "fail", f"cannot open {jpath}: {exc}"),
@@ -101,8 +105,6 @@ def _check_journal(db: str) -> list[Check]:
 
 def _check_healing(db: str) -> Check:
     """What self-healing did: damaged files moved aside, events rebuilt, spooled events."""
-    from memhooks.store import health
-
     notes = []
     for inc in health.incidents(db)[-5:]:
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(inc.get("at") or 0))
@@ -125,8 +127,6 @@ def _check_healing(db: str) -> Check:
 
 
 def _spooled(db: str) -> int:
-    from memhooks.capture.journal import SPOOL_DIR, spool_dir
-
     n = 0
     for folder in [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]:
         try:
@@ -227,8 +227,6 @@ def check_plugin() -> Check:
 
 def check_installed(scope: str, project: str) -> tuple[Check, list[str]]:
     """(check, pythons named by our hook commands)."""
-    from memhooks.setup.install import command_paths, installed_entries
-
     name = f"install:{scope}"
     info = installed_entries(scope, project)
     if info["error"]:
@@ -304,8 +302,6 @@ def plugin_pythons() -> tuple[list[str], str]:
     user = os.environ.get("MEMHOOKS_PYTHON", "").strip()
     if user:
         return [user], "MEMHOOKS_PYTHON"
-    from memhooks.bootstrap import default_state_dir, read_marker
-
     state = default_state_dir()
     marker = read_marker(state)
     if marker["full"]:
@@ -336,8 +332,6 @@ def check_pythons(hook_pythons: list[str], plugin_active: bool) -> list[Check]:
 # ----------------------------------------------------------------------------- Context7
 
 def _safe_url(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
     parts = urlsplit(url)
     netloc = parts.hostname or ""
     if parts.port:
@@ -348,6 +342,7 @@ def _safe_url(url: str) -> str:
 def check_context7() -> Check:
     if config.offline():
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
+    # lazy: pulls pydantic and httpx, for the network check only
     from memhooks.warm.context7_api import probe
 
     shown = _safe_url(config.context7_api_url())
@@ -400,14 +395,9 @@ def run_checks(project: str | None = None) -> list[Check]:
 
 def check_team() -> Check:
     """The team store (skipped when none is configured; the password is never shown)."""
-    from memhooks.team.settings import configured
-
     if not configured():
         return Check("team", "skip", "no team store configured")
     try:
-        from memhooks.store.connect import connect
-        from memhooks.team.status import doctor_check
-
         with closing(connect(config.db_path())) as conn:
             status, detail = doctor_check(conn, network=not config.offline())
     except Exception as exc:  # noqa: BLE001

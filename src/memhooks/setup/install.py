@@ -27,8 +27,10 @@ in its own format), ``memhooks.setup.settings_merge`` (adding and removing our e
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import shlex
 from dataclasses import dataclass, field
 
 # Re-exported: callers and tests use `memhooks.setup.install` as the one entry point.
@@ -210,8 +212,6 @@ def run(action: str, scope: str, project: str | None = None, *, dry_run: bool = 
 
 
 def diff(ch: FileChange) -> str:
-    import difflib
-
     before = (ch.before or b"").decode("utf-8", "replace").splitlines(keepends=True)
     after = (ch.after or b"").decode("utf-8", "replace").splitlines(keepends=True)
     a = ch.path if ch.before is not None else "/dev/null"
@@ -249,8 +249,6 @@ def installed_entries(scope: str, project: str | None = None) -> dict:
 
 def command_paths(command: str) -> list[str]:
     """The absolute paths a hook command refers to (the python and the entry file)."""
-    import shlex
-
     try:
         words = shlex.split(command)
     except ValueError:

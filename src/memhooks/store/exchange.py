@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memhooks.redact import redact_text
+from memhooks.store.connect import transaction
 from memhooks.store.projections import content_hash, storable_text
 
 TABLES = ("documents", "libraries", "tier1")
@@ -80,6 +81,7 @@ class ImportResult:
 
 def export_records(conn) -> Iterator[dict]:
     """Every exportable row, table by table, in a stable order."""
+    # lazy: heavy optional dependency (sqlite-utils)
     import sqlite_utils
 
     db = sqlite_utils.Database(conn)
@@ -112,8 +114,6 @@ def _clean(table: str, row: dict, columns: set[str]) -> dict:
 def import_lines(conn, lines: Iterable[str], *, max_errors: int = 20) -> ImportResult:
     """Validate and write every record; bad lines are counted, never fatal."""
     import sqlite_utils
-
-    from memhooks.store.connect import transaction
 
     db = sqlite_utils.Database(conn)
     columns = {t: {c.name for c in db[t].columns} for t in TABLES}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import uuid
 
 BACKOFF_BASE_S = 30.0
 BACKOFF_MAX_S = 1800.0
@@ -50,8 +51,6 @@ def member_id(conn) -> str:
     row = get_state(conn, "member_id")
     if row and row["value"]:
         return row["value"]
-    import uuid
-
     mid = uuid.uuid4().hex
     conn.execute("INSERT OR IGNORE INTO team_state (key, value, updated_at) VALUES ('member_id', ?, ?)",
                  (mid, time.time()))

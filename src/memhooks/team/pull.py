@@ -11,8 +11,24 @@ user forgot, or that the team forgot, never come back.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
+
+from memhooks import config
+from memhooks.names import library_base, library_key, lookup_keys, loose_key, normalize, topic_key
+from memhooks.store import team_local as tl
+from memhooks.store.connect import transaction
+from memhooks.store.projections import (
+    forget_hash,
+    upsert_document,
+    upsert_library,
+    upsert_tier1,
+    upsert_tier2,
+)
+from memhooks.team.store import dict_rows
+from memhooks.warm.rank import rank
+from memhooks.warm.scan import scan_project
 
 # What the team sends is outside text: a library ID must look like one before it reaches
 # tier1 (and from there the SessionStart context) or the libraries table.
@@ -31,8 +47,6 @@ def valid_id(library_id) -> bool:
 
 
 def _keys_for(names: list[dict]) -> tuple[list[str], list[str]]:
-    from memhooks.names import lookup_keys, loose_key, normalize
-
     keys: list[str] = []
     loose: list[str] = []
     for n in names:
@@ -43,8 +57,6 @@ def _keys_for(names: list[dict]) -> tuple[list[str], list[str]]:
 
 
 def _team_tier1(pg, keys: list[str], loose: list[str], now: float) -> list[dict]:
-    from memhooks.team.store import dict_rows
-
     with pg.transaction():
         return dict_rows(pg).execute(
             "SELECT name_key, library_id, max(loose_key) AS loose_key, count(DISTINCT member_id) AS members,"
@@ -60,19 +72,6 @@ def _team_tier1(pg, keys: list[str], loose: list[str], now: float) -> list[dict]
 
 def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: int | None = None,
          libraries: list[str] | None = None, list_limit: int = LIST_LIMIT) -> dict:
-    from memhooks import config
-    from memhooks.names import library_base, library_key, lookup_keys, loose_key, normalize, topic_key
-    from memhooks.store import team_local as tl
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import (
-        forget_hash,
-        upsert_document,
-        upsert_library,
-        upsert_tier1,
-        upsert_tier2,
-    )
-    from memhooks.team.store import dict_rows
-
     started = time.monotonic()
     budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
     max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
@@ -247,14 +246,8 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
 
 def _scan_names(project: str) -> list[dict]:
     """The project's ranked libraries when it was never warmed (a bounded scan)."""
-    import os
-
     if not os.path.isdir(project):
         return []
-    from memhooks import config
-    from memhooks.warm.rank import rank
-    from memhooks.warm.scan import scan_project
-
     try:
         ranked = rank(scan_project(project).deps, top_n=config.top_n())
     except Exception:  # noqa: BLE001 - an unreadable project pulls nothing

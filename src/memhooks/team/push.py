@@ -15,6 +15,15 @@ from __future__ import annotations
 
 import time
 
+from memhooks.names import library_base
+from memhooks.redact import redact_text
+from memhooks.store import team_local as tl
+from memhooks.store.connect import transaction
+from memhooks.store.projections import content_hash, storable_text
+from memhooks.store.team_local import mark_forgets_done, mark_pushed, pending_forgets
+from memhooks.team.settings import exclusions, is_excluded
+from memhooks.team.store import team_id
+
 BATCH_DOCS = 500
 BATCH_BYTES = 8 * 1024 * 1024
 BATCH_ROWS = 1000
@@ -25,16 +34,10 @@ def _clean(text):
     """Text PostgreSQL stores: no NULs; secrets redacted again (defence in depth)."""
     if text is None:
         return None
-    from memhooks.redact import redact_text
-    from memhooks.store.projections import storable_text
-
     return redact_text(storable_text(str(text)))
 
 
 def _doc_row(doc: dict, member: str, now: float) -> tuple:
-    from memhooks.names import library_base
-    from memhooks.store.projections import content_hash
-
     content = _clean(doc["content"]) or ""
     digest = doc["content_hash"] if content == doc["content"] else content_hash(content)
     return (
@@ -68,6 +71,7 @@ def _ensure_temp(pg) -> None:
 def _push_documents(pg, member: str, rows: list[tuple]) -> int:
     """One batch of documents (inside the caller's transaction). Returns rows inserted."""
     _ensure_temp(pg)
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     with pg.cursor(row_factory=dict_row) as cur:
@@ -105,8 +109,6 @@ def _push_documents(pg, member: str, rows: list[tuple]) -> int:
 
 
 def _push_libraries(pg, libs: list[dict]) -> None:
-    from memhooks.names import library_base
-
     rows = []
     for lib in sorted(libs, key=lambda r: r["library_id"]):
         base = library_base(lib["library_id"])
@@ -165,9 +167,6 @@ def _touch_member(pg, member: str, now: float) -> None:
 
 def push_forgets(conn, pg) -> int:
     """Send the user's forgotten hashes: the team deletes those documents and remembers them."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.team_local import mark_forgets_done, pending_forgets
-
     hashes = pending_forgets(conn)
     if not hashes:
         return 0
@@ -185,11 +184,6 @@ def push_forgets(conn, pg) -> int:
 def push(conn, pg, *, budget_s: float | None = None, batch_docs: int = BATCH_DOCS) -> dict:
     """Push everything not yet pushed, in committed batches, within `budget_s`.
     Returns counts. Raises driver errors (the runner classifies them)."""
-    from memhooks.store import team_local as tl
-    from memhooks.store.connect import transaction
-    from memhooks.team.settings import exclusions, is_excluded
-    from memhooks.team.store import team_id
-
     started = time.monotonic()
     budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
     with transaction(conn):
@@ -260,9 +254,6 @@ def push(conn, pg, *, budget_s: float | None = None, batch_docs: int = BATCH_DOC
 
 
 def _commit_docs(conn, pg, member: str, rows: list[tuple], marks: list[tuple[str, int]]) -> int:
-    from memhooks.store.connect import transaction
-    from memhooks.store.team_local import mark_pushed
-
     for attempt in range(3):
         try:
             with pg.transaction():

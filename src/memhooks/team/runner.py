@@ -3,40 +3,54 @@ store, and the detached background process (`spawn`, standard library only)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
+import threading
 import time
+
+from memhooks.config import _env_num, db_path, project_dir
+from memhooks.log import log_exception
+from memhooks.store.connect import closing, transaction
+from memhooks.store.connect import connect as connect_store
+from memhooks.store.team_local import (
+    backoff_until,
+    del_state,
+    get_mark,
+    get_state,
+    has_unpushed,
+    libraries_after,
+    pending_forgets,
+    record_failure,
+    record_success,
+    set_state,
+    tier1_after,
+)
+from memhooks.team.pull import pull
+from memhooks.team.push import push
+from memhooks.team.settings import configured, team_url
+from memhooks.team.store import TeamError, classify, connect, ensure_schema
 
 OPS = ("push", "pull")
 
 
 def blocked(conn, op: str, now: float | None = None) -> tuple[float, str] | None:
-    from memhooks.store.team_local import backoff_until
-
     return backoff_until(conn, op, now)
 
 
 def fail(conn, op: str, err) -> None:
     """Remember a failure: an unreachable or slow server backs off both push and pull; a
     read-only one only push."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.team_local import record_failure
-
     ops = ("push", "pull") if err.blocks_pull else (op,)
     with transaction(conn):
         record_failure(conn, ops, f"{err.kind}: {err}")
 
 
 def succeed(conn, op: str, summary: dict) -> None:
-    from memhooks.store.connect import transaction
-    from memhooks.store.team_local import record_success
-
     with transaction(conn):
         record_success(conn, op, summary)
         if op == "push":
             # Reaching the server clears an unreachable back-off for pulls too.
-            from memhooks.store.team_local import del_state, get_state
-
             row = get_state(conn, "backoff.pull")
             if row and row["value"] and row["value"].startswith(("unreachable", "slow")):
                 del_state(conn, "backoff.pull")
@@ -44,8 +58,6 @@ def succeed(conn, op: str, summary: dict) -> None:
 
 def open_team(url: str):
     """A connection with the schema in place."""
-    from memhooks.team.store import connect, ensure_schema
-
     pg = connect(url)
     try:
         ensure_schema(pg)
@@ -58,9 +70,6 @@ def open_team(url: str):
 def run(op: str, conn, fn, *, url: str | None = None, respect_backoff: bool = True, **kwargs) -> dict:
     """Run `fn(conn, pg, **kwargs)` for `op`; failures are classified, recorded (back-off)
     and re-raised as TeamError. Returns fn's summary dict."""
-    from memhooks.team.settings import team_url
-    from memhooks.team.store import TeamError, classify
-
     url = url or team_url()
     if not url:
         raise TeamError("not-configured", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect URL`)")
@@ -98,8 +107,6 @@ def spawn(op: str, db: str, project: str | None = None) -> bool:
     """Start a detached `push` or `pull` (stdio to /dev/null, new session). Standard library
     only; never raises; does nothing when no team store is configured or it is backing off."""
     try:
-        from memhooks.team.settings import configured
-
         if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1" or not configured(db):
             return False
         python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
@@ -117,15 +124,11 @@ def spawn(op: str, db: str, project: str | None = None) -> bool:
                        setsid=True)
         return True
     except Exception:  # noqa: BLE001
-        from memhooks.log import log_exception
-
         log_exception(f"spawn team {op}")
         return False
 
 
 def _watchdog(seconds: float) -> None:
-    import threading
-
     def die():
         os._exit(0)
 
@@ -142,20 +145,12 @@ def background(args: list[str]) -> int:
         if op == "push":
             return background_push()
         if op == "pull":
-            from memhooks.config import db_path, project_dir
-            from memhooks.store.connect import closing, connect
-            from memhooks.team.pull import pull
-
-            with closing(connect(db_path())) as conn:
+            with closing(connect_store(db_path())) as conn:
                 if blocked(conn, "pull"):
                     return 0
                 run("pull", conn, pull, project=project_dir())
     except BaseException as exc:  # noqa: BLE001 - a background run is silent; failures are in the store
-        from memhooks.team.store import TeamError
-
         if not isinstance(exc, TeamError):
-            from memhooks.log import log_exception
-
             log_exception(f"team {op}")
     return 0
 
@@ -163,8 +158,6 @@ def background(args: list[str]) -> int:
 def after_ingest(db: str, background: bool) -> None:
     """Called by the ingester. A detached ingester pushes itself; one a reader is waiting
     for (lc-cache-lookup on pending events) hands the push to a detached process."""
-    from memhooks.team.settings import configured
-
     if not configured(db):
         return
     if background:
@@ -183,17 +176,11 @@ def maybe_pull(db: str) -> None:
     ingester pulls for its project (CLAUDE_PROJECT_DIR) when that project has not pulled for
     MEMHOOKS_TEAM_PULL_INTERVAL_S (default an hour). Never raises."""
     try:
-        from memhooks.config import _env_num, project_dir
-
         project = os.environ.get("CLAUDE_PROJECT_DIR", "").strip() and project_dir()
         if not project or not os.path.isdir(project):
             return
-        from memhooks.store.connect import closing, connect, transaction
-        from memhooks.store.team_local import get_state, set_state
-        from memhooks.team.pull import pull
-
         key = f"pull.at:{project}"
-        with closing(connect(db)) as conn:
+        with closing(connect_store(db)) as conn:
             row = get_state(conn, key)
             if (row and row["until"] and time.time() - row["until"] < _env_num("MEMHOOKS_TEAM_PULL_INTERVAL_S", PULL_INTERVAL_S)) \
                     or blocked(conn, "pull"):
@@ -202,11 +189,7 @@ def maybe_pull(db: str) -> None:
                 set_state(conn, key, None, until=time.time())  # one attempt per interval, even a failed one
             run("pull", conn, pull, project=project)
     except BaseException as exc:  # noqa: BLE001
-        from memhooks.team.store import TeamError
-
         if not isinstance(exc, TeamError):
-            from memhooks.log import log_exception
-
             log_exception("team pull")
 
 
@@ -214,11 +197,6 @@ def background_push(db: str | None = None) -> int:
     """Push after an ingest, when configured and not backing off; one pusher at a time
     (others leave: the running one looks again before it exits). Never raises."""
     try:
-        import fcntl
-
-        from memhooks.config import db_path
-        from memhooks.team.settings import configured
-
         db = db or db_path()
         if not configured(db):
             return 0
@@ -228,11 +206,7 @@ def background_push(db: str | None = None) -> int:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return 0
-            from memhooks.store.connect import closing, connect
-            from memhooks.store.team_local import has_unpushed, pending_forgets
-            from memhooks.team.push import push
-
-            with closing(connect(db)) as conn:
+            with closing(connect_store(db)) as conn:
                 if blocked(conn, "push") or not (has_unpushed(conn) or pending_forgets(conn)
                                                  or _other_work(conn)):
                     return 0
@@ -240,17 +214,11 @@ def background_push(db: str | None = None) -> int:
         finally:
             os.close(fd)
     except BaseException as exc:  # noqa: BLE001
-        from memhooks.team.store import TeamError
-
         if not isinstance(exc, TeamError):
-            from memhooks.log import log_exception
-
             log_exception("team push")
     return 0
 
 
 def _other_work(conn) -> bool:
-    from memhooks.store.team_local import get_mark, libraries_after, tier1_after
-
     return bool(libraries_after(conn, get_mark(conn, "push.libraries"), 1)
                 or tier1_after(conn, get_mark(conn, "push.tier1"), 1))

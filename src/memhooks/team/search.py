@@ -12,6 +12,18 @@ from __future__ import annotations
 import time
 from contextlib import closing
 
+from memhooks.config import project_dir
+from memhooks.ingest.pipeline import open_reader
+from memhooks.recall import search as local
+from memhooks.recall.render import iso_utc, results_markdown
+from memhooks.store import team_local as tl
+from memhooks.store.connect import transaction
+from memhooks.store.projections import touch_documents, upsert_document
+from memhooks.team.pull import _with_team
+from memhooks.team.runner import open_team
+from memhooks.team.settings import team_url
+from memhooks.team.store import TeamError, classify
+
 RANK_WINDOW = 500       # ts_rank scores at most the newest this-many matches
 IMPORT_MAX_BYTES = 16 * 1024 * 1024
 SNIPPET_SOURCE_CHARS = 20_000
@@ -23,8 +35,6 @@ def _query_text(query) -> str:
     """Any text as websearch_to_tsquery input, split into words the way the documents were
     indexed (punctuation is a separator) while keeping its syntax: "quoted phrases", a
     leading `-` (not), and `or`."""
-    from memhooks.recall import search as local
-
     if not isinstance(query, str):
         query = "" if query is None else str(query)
     query = local.clean_text(query).replace("\x00", " ")[:2000]
@@ -43,10 +53,8 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
                 import_hits: bool = True, now: float | None = None) -> list[dict]:
     """Ranked team documents as result dicts in the local result shape (see
     memhooks.recall.search). The id is the local id of the imported copy."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
-
-    from memhooks.recall import search as local
-    from memhooks.recall.render import iso_utc
 
     try:
         limit = max(1, min(int(limit), local.MAX_LIMIT))
@@ -102,10 +110,6 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
     """Bring the hits into the local store; returns content_hash -> local id."""
     from psycopg.rows import dict_row
 
-    from memhooks.store import team_local as tl
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import touch_documents, upsert_document
-
     hashes = [r["content_hash"] for r in rows]
     members = {r["content_hash"]: r["members"] for r in rows}
     forgotten = tl.forgotten_among(conn, hashes)
@@ -124,8 +128,6 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
             fetched = pg.cursor(row_factory=dict_row).execute(
                 "SELECT content_hash, source, source_tool, title, content, type, metadata, url,"
                 " library_id, topic, version FROM documents WHERE id = ANY(%s)", (need,)).fetchall()
-    from memhooks.team.pull import _with_team
-
     with transaction(conn):
         for r in fetched:
             digest = r["content_hash"]
@@ -143,11 +145,6 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
 
 
 def _search(conn, query, limit):
-    from memhooks.config import project_dir
-    from memhooks.team.runner import open_team
-    from memhooks.team.settings import team_url
-    from memhooks.team.store import TeamError, classify
-
     url = team_url()
     if not url:
         raise TeamError("not-configured", "no team store configured (MEMHOOKS_TEAM_URL or "
@@ -161,8 +158,8 @@ def _search(conn, query, limit):
 
 def cli_search(conn, query, limit):
     """For `memhooks search --team`: results, or a one-line failure."""
+    # lazy: click, for the CLI caller only
     from memhooks.cli._common import Fail
-    from memhooks.team.store import TeamError
 
     try:
         return _search(conn, query, limit)
@@ -172,10 +169,6 @@ def cli_search(conn, query, limit):
 
 def tool_search_team(query, limit) -> tuple[str, bool]:
     """For the MCP tool's scope "team": (markdown, is_error)."""
-    from memhooks.ingest.pipeline import open_reader
-    from memhooks.recall.render import results_markdown
-    from memhooks.team.store import TeamError
-
     with closing(open_reader()) as conn:
         try:
             results = _search(conn, query, limit)

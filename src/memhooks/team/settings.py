@@ -12,7 +12,11 @@ deciding whether to start any team work).
 
 from __future__ import annotations
 
+import fnmatch
 import os
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from memhooks.config import db_path
 
 URL_ENV = "MEMHOOKS_TEAM_URL"
 EXCLUDE_ENV = "MEMHOOKS_TEAM_EXCLUDE"
@@ -22,8 +26,6 @@ MASK = "***"
 
 
 def _beside_store(name: str, db: str | None = None) -> str:
-    from memhooks.config import db_path
-
     return os.path.join(os.path.dirname(db or db_path()), name)
 
 
@@ -90,8 +92,6 @@ def password_of(url: str | None) -> str | None:
     """The password written in a conninfo (URL or key=value), for scrubbing messages."""
     if not url:
         return None
-    from urllib.parse import parse_qsl, unquote, urlsplit
-
     if url.startswith(("postgresql://", "postgres://")):
         try:
             parts = urlsplit(url)
@@ -152,8 +152,6 @@ def masked(url: str | None) -> str:
     """The conninfo with its password replaced by `***` (safe to print)."""
     if not url:
         return ""
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
     if url.startswith(("postgresql://", "postgres://")):
         try:
             parts = urlsplit(url)
@@ -224,8 +222,6 @@ def add_exclusion(directory: str, db: str | None = None) -> str:
 def is_excluded(project: str | None, globs: list[str]) -> bool:
     """Whether a project path matches an exclusion (the path itself, any folder under it,
     or an fnmatch glob)."""
-    import fnmatch
-
     if not project or not globs:
         return False
     candidates = {project}

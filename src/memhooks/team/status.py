@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import time
 
+from memhooks.store import team_local as tl
+from memhooks.team.settings import exclusions, masked, team_url, url_source
+from memhooks.team.store import MIGRATIONS, applied_migrations, classify, connect, dict_rows
+
 
 def _when(epoch) -> str | None:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else None
 
 
 def local_status(conn, db: str | None = None) -> dict:
-    from memhooks.store import team_local as tl
-    from memhooks.team.settings import exclusions, masked, team_url, url_source
-
     url = team_url(db)
     rows = tl.status_rows(conn)
     now = time.time()
@@ -40,8 +41,6 @@ def local_status(conn, db: str | None = None) -> dict:
 
 def probe(url: str) -> dict:
     """Connect, read the schema and the server version, and try a write that is rolled back."""
-    from memhooks.team.store import MIGRATIONS, applied_migrations, classify, connect, dict_rows
-
     started = time.monotonic()
     try:
         pg = connect(url)
@@ -81,12 +80,11 @@ def probe(url: str) -> dict:
 
 def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[str, str]:
     """(status, detail) for `memhooks doctor`: skip when no team store is configured."""
-    from memhooks.team.settings import team_url
-
     info = local_status(conn, db)
     if not info["configured"]:
         return "skip", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect`)"
     try:
+        # lazy: heavy optional dependency (psycopg)
         import psycopg  # noqa: F401
     except ImportError:
         return "fail", f"{info['url']}: psycopg is not installed (pip install 'memhooks[team]')"

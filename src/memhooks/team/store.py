@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import time
 
+from memhooks.team.settings import scrub
+
 CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 5_000
 LOCK_TIMEOUT_MS = 3_000
@@ -46,11 +48,10 @@ def statement_timeout_ms() -> int:
 
 def classify(exc: BaseException, url: str | None) -> TeamError:
     """Turn a driver exception into a TeamError whose message holds no password."""
-    from memhooks.team.settings import scrub
-
     if isinstance(exc, TeamError):
         return exc
     try:
+        # lazy: heavy optional dependency (psycopg)
         import psycopg
         from psycopg import errors
     except ImportError:

@@ -19,14 +19,19 @@ safe capped line, versions must match the version grammar.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from memhooks.config import context7_api_url
+from memhooks.log import log_error
+from memhooks.names import checked_library_id, valid_version
+from memhooks.recall.render import one_line
 
 MAX_CONCURRENCY = 8
 DEFAULT_RETRY_AFTER_S = 600.0
@@ -57,8 +62,6 @@ class Library(BaseModel):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, v: str) -> str:
-        from memhooks.names import checked_library_id
-
         lid = checked_library_id(v)
         if lid is None:
             raise ValueError("not a Context7 library ID")
@@ -69,15 +72,11 @@ class Library(BaseModel):
     def _one_line(cls, v):
         if v is None or not isinstance(v, str):
             return None
-        from memhooks.recall.render import one_line
-
         return one_line(v, 200) or None
 
     @field_validator("versions", mode="before")
     @classmethod
     def _versions(cls, v):
-        from memhooks.names import valid_version
-
         if not isinstance(v, list):
             return []
         return [x for x in v[:200] if valid_version(x)]
@@ -134,8 +133,6 @@ def parse_retry_after(value: str | None) -> float:
     except ValueError:
         pass
     try:
-        from email.utils import parsedate_to_datetime
-
         return min(MAX_RETRY_AFTER_S, max(1.0, parsedate_to_datetime(value).timestamp() - time.time()))
     except (TypeError, ValueError, IndexError, OverflowError):
         return DEFAULT_RETRY_AFTER_S
@@ -143,8 +140,6 @@ def parse_retry_after(value: str | None) -> float:
 
 def parse_results(raw: bytes) -> list[dict] | None:
     """The usable results of a search answer body, or None for a malformed answer."""
-    import json
-
     if len(raw) > MAX_BODY_BYTES:
         return None
     try:
@@ -177,8 +172,6 @@ def search_many(names: list[str], *, budget_s: float, query_for=None,
         asyncio.run(_search_all(names, budget_s, query_for or (lambda n: n), want, run,
                                 request_timeout_s, on_answer))
     except Exception as exc:  # noqa: BLE001 - warming is best effort
-        from memhooks.log import log_error
-
         log_error(f"context7 search failed: {type(exc).__name__}")
         if run.fault is None and not run.answers:
             run.fault, run.fault_detail = "unreachable", type(exc).__name__
@@ -187,6 +180,7 @@ def search_many(names: list[str], *, budget_s: float, query_for=None,
 
 async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_timeout_s,
                       on_answer=None) -> None:
+    # lazy: heavy optional dependency (httpx)
     import httpx
 
     start = time.monotonic()
@@ -353,8 +347,6 @@ class Probe:
 def probe(name: str = "react", *, timeout_s: float = 5.0, max_bytes: int = 1024 * 1024,
           user_agent: str = "memhooks-doctor") -> Probe:
     """One search request for `name`, synchronously, with the same headers as warming."""
-    import json
-
     import httpx
 
     start = time.monotonic()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memhooks.config import top_n
 from memhooks.warm.lockfiles import KIND_ORDER, Dep
 
 __all__ = ["RankedDep", "rank", "candidates", "is_stub", "is_platform_binary", "default_top_n",
@@ -89,8 +90,6 @@ def warmable(ecosystem: str, key: str) -> bool:
 
 
 def default_top_n() -> int:
-    from memhooks.config import top_n
-
     return top_n()
 
 

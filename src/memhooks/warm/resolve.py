@@ -16,10 +16,15 @@ from memhooks import config
 from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
 from memhooks.recall import queries
+from memhooks.recall.render import one_line
 from memhooks.store.connect import transaction
 from memhooks.store.projections import refresh_tier1_version, upsert_library, upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
+from memhooks.warm import settings
 from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
+from memhooks.warm.fingerprint import fingerprint
+from memhooks.warm.rank import candidates as rank_candidates
+from memhooks.warm.scan import scan_project
 
 RESUME_PREFIX = "scan.resume:"  # api_state key of a scan cut short, continued next session
 RESUME_TTL_S = 24 * 3600.0
@@ -118,8 +123,6 @@ def _fault_words(fault: str, detail: str = "") -> str:
         "offline": "the Context7 API is off (MEMHOOKS_OFFLINE)",
     }.get(fault, f"the Context7 API failed ({fault})")
     if detail and fault not in ("offline",):
-        from memhooks.recall.render import one_line
-
         words += f" ({one_line(detail, 60)})"
     return words
 
@@ -135,8 +138,6 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
          api_progress=None) -> WarmResult:
     """Scan, rank, resolve (tier1, global knowledge, then the Context7 API inside the
     budget), write tier1 and the warm state, and say it in the context text."""
-    from memhooks.warm import settings
-
     started = time.monotonic()
     budget_s = config.warm_budget_s() if budget_s is None else budget_s
     top_n = config.top_n(top_n)
@@ -166,9 +167,6 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
 
 def _scan(conn, project: str, result: WarmResult, top_n: int, direct_only: bool):
     """The scan (resumed where an earlier one stopped) and the ranked, checked candidates."""
-    from memhooks.warm.rank import candidates as rank_candidates
-    from memhooks.warm.scan import scan_project
-
     scan = scan_project(project, resume=_load_resume(conn, project, time.time()))
     result.scanned_files, result.errors = list(scan.files), list(scan.errors)
     result.scan_complete, result.scan_budget = scan.complete, scan.budget
@@ -237,6 +235,7 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
         for r in todo:
             r.cause = "no time left in this session's budget; asked next time"
         return None
+    # lazy: pulls pydantic and httpx, only when the Context7 API is asked
     from memhooks.warm.context7_api import search_many
 
     # Backfill: ask in rank order until enough of the top names resolve.
@@ -320,8 +319,6 @@ def _record_tier1(conn, project: str, entries: list[Resolved], now: float) -> No
 def _record_scan(conn, project: str, scan, chosen: list[Resolved], now: float) -> None:
     """The warm state: a scan a budget cut short saves what it found (the ranked names) with
     a fingerprint that never matches, and where to resume: the next session continues it."""
-    from memhooks.warm.fingerprint import fingerprint
-
     _save_resume(conn, project, None if scan.complete else scan.state, now)
     fp = fingerprint(project, scan.files, scan.dirs) if scan.complete else PARTIAL
     save_warm_state(conn, project, fingerprint=fp, files=scan.files, dirs=scan.dirs,

@@ -29,13 +29,18 @@ manifest/lockfile merge in ``memhooks.warm.merge``; ``ScanResult`` and the share
 
 from __future__ import annotations
 
+import importlib
 import os
 import posixpath
 import time
 from collections import deque
 
+from memhooks.names import normalize
+from memhooks.warm import settings
 from memhooks.warm.files import BoundedReader, Stop
-from memhooks.warm.lockfiles import KIND_ORDER, LOCKFILES, Dep, Manifest, parser_for
+from memhooks.warm.lockfiles import KIND_ORDER, LOCKFILES, Dep, Manifest, make_dep, parser_for
+from memhooks.warm.lockfiles.go import read_go_work
+from memhooks.warm.lockfiles.npm import read_pnpm_workspace
 from memhooks.warm.merge import checked, merge
 from memhooks.warm.scan_result import SKIP_DIRS, ScanResult, count_skipped, join_rel, report, skip_dir
 from memhooks.warm.workspaces import member_dirs
@@ -184,26 +189,18 @@ class _Scanner(BoundedReader):
     # -------------------------------------------------------------- parse
     def parse(self, frel: str, name: str, dirrel: str, text: str) -> None:
         if name == "pnpm-workspace.yaml":
-            from memhooks.warm.lockfiles.npm import read_pnpm_workspace
-
             globs = read_pnpm_workspace(text)
             self.add_members(dirrel, [g for g in globs if not g.startswith("!")],
                              [g[1:] for g in globs if g.startswith("!")])
             return
         if name == "go.work":
-            from memhooks.warm.lockfiles.go import read_go_work
-
             self.add_members(dirrel, read_go_work(text), [])
             return
         reader = _MANIFEST_READERS.get(name)
         if reader is not None:
-            import importlib
-
             mod = importlib.import_module(f"memhooks.warm.lockfiles.{reader[0]}")
             man: Manifest = getattr(mod, reader[1])(text, frel)
             if man.name:
-                from memhooks.names import normalize
-
                 self.local.add((reader[2], normalize(man.name, reader[2])))
             self.manifest_deps.extend(self.capped(man.deps))
             if man.members:
@@ -211,6 +208,7 @@ class _Scanner(BoundedReader):
             return
         parser = parser_for(name)
         if parser is None:  # a *.txt in a requirements/ directory
+            # lazy: lockfile parsers load on first use (see lockfiles._lazy)
             from memhooks.warm.lockfiles.python import parse_requirements as parser
         if getattr(parser, "func", None) == "parse_requirements" or parser.__name__ == "parse_requirements":
             deps = parser(text, frel, reader=self.include_reader)
@@ -269,8 +267,6 @@ class _Scanner(BoundedReader):
         }
 
     def load_state(self, state: dict) -> bool:
-        from memhooks.warm.lockfiles import make_dep
-
         try:
             if state.get("v") != 1 or state.get("root") != self.root:
                 return False
@@ -317,8 +313,6 @@ def scan_project(
     short has ``complete = False`` and a ``state`` to pass as ``resume`` next time. Never
     raises for file content; problems land in ``errors`` and ``skipped``.
     """
-    from memhooks.warm import settings
-
     try:
         rootp = os.path.realpath(os.fspath(root))
         if not os.path.isdir(rootp):

@@ -63,6 +63,7 @@ def _route(event: Any) -> AdapterResult:
     tool_response = event.get("tool_response")
 
     if kind == "context7":
+        # lazy: a package __init__ stays light; each adapter loads with its first event
         from memhooks.ingest.adapters import context7
 
         result = context7.adapt(tool, tool_input, tool_response)

@@ -12,6 +12,7 @@ Parser modules are imported lazily, on first use, so importing this package is c
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -123,8 +124,6 @@ def exact_version(spec: str | None, full: bool = False) -> str | None:
 
 def _lazy(module: str, func: str) -> Callable[[str, str], list[Dep]]:
     def call(text: str, path: str, **kw):
-        import importlib
-
         mod = importlib.import_module(f"memhooks.warm.lockfiles.{module}")
         return getattr(mod, func)(text, path, **kw)
 

@@ -7,6 +7,7 @@ import json
 import re
 
 from memhooks.warm.lockfiles import Dep, Manifest, dedupe, exact_version, make_dep
+from memhooks.warm.lockfiles._yaml import loads
 
 ECO = "npm"
 
@@ -188,8 +189,6 @@ def _pnpm_pkg_key(key: str, old: bool) -> tuple[str, str | None]:
 
 
 def parse_pnpm_lock(text: str, path: str) -> list[Dep]:
-    from memhooks.warm.lockfiles._yaml import loads
-
     data = loads(text)
     if not isinstance(data, dict):
         raise ValueError("pnpm-lock.yaml is not a mapping")
@@ -244,8 +243,6 @@ def parse_pnpm_lock(text: str, path: str) -> list[Dep]:
 
 def read_pnpm_workspace(text: str) -> list[str]:
     """`packages:` globs of a pnpm-workspace.yaml (negations start with `!`)."""
-    from memhooks.warm.lockfiles._yaml import loads
-
     data = loads(text)
     if isinstance(data, dict) and isinstance(data.get("packages"), list):
         return [p for p in data["packages"] if isinstance(p, str)]
@@ -312,8 +309,6 @@ def parse_yarn_classic_lock(text: str, path: str) -> list[Dep]:
 
 
 def parse_yarn_berry_lock(text: str, path: str) -> list[Dep]:
-    from memhooks.warm.lockfiles._yaml import loads
-
     data = loads(text)
     if not isinstance(data, dict):
         raise ValueError("yarn.lock is not a mapping")

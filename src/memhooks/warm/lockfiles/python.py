@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import tomllib
 from collections.abc import Callable
 
 from memhooks.warm.lockfiles import Dep, Manifest, dedupe, make_dep
@@ -309,8 +310,6 @@ def _pep508_list(items, kind: str, path: str, out: list[Dep], min_py: tuple[int,
 
 
 def read_pyproject(text: str, path: str) -> Manifest:
-    import tomllib
-
     data = tomllib.loads(text)
     out: list[Dep] = []
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
@@ -392,8 +391,6 @@ def _package_chunks(text: str):
     expected way (the caller then falls back to tomllib for the whole file). The last table
     (where a cut-off file is cut) is always parsed in full, with what follows it, so that a
     truncated lockfile fails; its parsed table is yielded as ``table`` (None for the others)."""
-    import tomllib
-
     parts = re.split(r"(?m)^\[\[package\]\]\s*\n", text)
     last = None
     if len(parts) > 1:
@@ -410,8 +407,6 @@ def _package_chunks(text: str):
 
 
 def _chunk_table(chunk: str) -> dict:
-    import tomllib
-
     # the chunk runs to the next [[package]]; drop any trailing top-level table
     cut = re.search(r"(?m)^\[(?!\[?package[\].])[^\n]*\]\s*$", chunk)
     if cut:
@@ -427,8 +422,6 @@ def parse_poetry_lock(text: str, path: str) -> list[Dep]:
         return dedupe([make_dep(n, ECO, v or None, "transitive", path) for n, v, _, _, _ in _package_chunks(text)])
     except ValueError:
         pass
-    import tomllib
-
     data = tomllib.loads(text)
     out = []
     for p in data.get("package") or []:
@@ -450,15 +443,11 @@ def _uv_packages(text: str) -> list[dict]:
             else:
                 pkgs.append({"name": name, "version": version, "source": {"registry": ""}})
         if pkgs or "[[package]]" not in text:
-            import tomllib
-
             if not pkgs:
                 tomllib.loads(text)  # validate a lockfile without packages
             return pkgs
     except ValueError:
         pass
-    import tomllib
-
     return [p for p in tomllib.loads(text).get("package") or [] if isinstance(p, dict)]
 
 
@@ -503,8 +492,6 @@ def parse_uv_lock(text: str, path: str) -> list[Dep]:
 
 
 def parse_pipfile(text: str, path: str) -> list[Dep]:
-    import tomllib
-
     data = tomllib.loads(text)
     out: list[Dep] = []
     for section, kind in (("packages", "runtime"), ("dev-packages", "dev")):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tomllib
+
 from memhooks.warm.lockfiles import Dep, Manifest, dedupe, exact_version, make_dep
 
 ECO = "crates"
@@ -28,8 +30,6 @@ def _add_table(table, kind: str, path: str, out: list[Dep]):
 
 
 def read_cargo_toml(text: str, path: str) -> Manifest:
-    import tomllib
-
     data = tomllib.loads(text)
     out: list[Dep] = []
     for section, kind in _SECTIONS:
@@ -60,8 +60,6 @@ def parse_cargo_toml(text: str, path: str) -> list[Dep]:
 def parse_cargo_lock(text: str, path: str) -> list[Dep]:
     """Cargo.lock: packages without a `source` are the workspace's own crates; their
     `dependencies` are direct (runtime here; Cargo.toml tells dev from runtime)."""
-    import tomllib
-
     data = tomllib.loads(text)
     pkgs = [p for p in data.get("package") or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]
     local = {p["name"] for p in pkgs if not p.get("source")}
