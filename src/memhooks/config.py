@@ -108,10 +108,18 @@ def project_dir(cwd: str | None = None) -> str:
             raw = os.getcwd()
         except OSError:
             return ""
+    return canonical_path(raw) or raw
+
+
+def canonical_path(path: str | None) -> str | None:
+    """The real path of a project folder (the key projects are stored under), or the path as
+    given when it cannot be resolved; None for no path."""
+    if not path:
+        return None
     try:
-        return os.path.realpath(raw)
+        return os.path.realpath(path)
     except (OSError, ValueError):
-        return raw
+        return path
 
 
 def tier1_ttl_s() -> float:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from memhooks.capture.journal import append, prepare
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
-from memhooks.config import MAX_EVENT_BYTES, db_path
+from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path
 from memhooks.ingest.pipeline import ingest_pending, open_reader
 from memhooks.recall.queries import journal_readable, tool_use_ids
 from memhooks.store.connect import transaction
@@ -72,15 +72,6 @@ class ImportReport:
         }
 
 
-def _canonical(path: str | None) -> str | None:
-    if not path:
-        return None
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return path
-
-
 def _inside(path: str | None, root: str) -> bool:
     if not path:
         return False
@@ -128,7 +119,7 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
         sizes[f] = st.st_size
     report.files = len(sizes)
     report.bytes_total = sum(sizes.values())
-    root = _canonical(project) if project else None
+    root = canonical_path(project) if project else None
     db = db or db_path()
 
     conn = None
@@ -163,7 +154,7 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
                         progress(_base + n, report.bytes_total, _path)
                 for call in read_transcript(fh, path, stats, tick=tick):
                     if (since is not None and call.at is not None and call.at < since) or (
-                            root is not None and not _inside(_canonical(call.cwd), root)):
+                            root is not None and not _inside(canonical_path(call.cwd), root)):
                         report.out_of_scope += 1
                         continue
                     if call.denied:
@@ -216,7 +207,7 @@ def _flush(conn, db: str, batch: list, report: ImportReport) -> None:
     """Journal a batch in one transaction, then ingest it."""
     with transaction(conn):
         for call, payload, size, error in batch:
-            append(conn, payload, size=size, project=_canonical(call.cwd), error=error,
+            append(conn, payload, size=size, project=canonical_path(call.cwd), error=error,
                    hook_event_name="PostToolUseFailure" if call.failed else "PostToolUse",
                    received_at=call.at if call.at is not None else time.time())
     report.journaled += len(batch)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from memhooks import config
 from memhooks.capture import journal
 from memhooks.capture.journal import CACHE_WRITE_EVENT, drain_spool
-from memhooks.config import db_path
+from memhooks.config import canonical_path, db_path
 from memhooks.log import log_exception
 from memhooks.recall.queries import main_file, pending_events
 from memhooks.redact import redact_text
@@ -63,15 +62,6 @@ class _Parsed:
     at: float | None = None  # original time of an imported event (a transcript's)
 
 
-def _canonical(path: str | None) -> str | None:
-    if not path:
-        return None
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return path
-
-
 def _imported_at(event: dict) -> float | None:
     """When an event imported from a transcript happened (its `memhooks_import.at`)."""
     mark = event.get("memhooks_import")
@@ -103,7 +93,7 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
         "tool_use_id": str_or_none(event.get("tool_use_id")),
         "cwd": str_or_none(event.get("cwd")),
     }
-    cols["project"] = storable_path(project or _canonical(cols["cwd"]) or "")
+    cols["project"] = storable_path(project or canonical_path(cols["cwd"]) or "")
     clean = redact_text(payload)
     parsed = _Parsed(event_id, "done", event=event, columns=cols,
                      payload=clean if clean != payload else None, at=_imported_at(event))
