@@ -678,3 +678,37 @@ def test_a_journal_with_damaged_pages_heals_at_the_insert(store):
     ingest(store)
     assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE '%variant fresh%'"
                    )[0][0] == 1
+
+
+def test_drainers_running_at_once_journal_each_spooled_event_once(store):
+    """Readers and the detached ingester may drain the spool at the same time: each spooled
+    event is claimed by one of them and journaled once."""
+    import threading
+
+    from memhooks.capture.journal import drain_spool, spool
+    from memhooks.store.connect import connect_journal
+
+    store.parent.mkdir(parents=True, exist_ok=True)
+    for i in range(60):
+        assert spool(str(store), json.dumps({"hook_event_name": "PostToolUse", "n": i}), size=10,
+                     project=None, error=None, hook_event_name="PostToolUse")
+    barrier = threading.Barrier(4)
+    moved: list[int] = []
+
+    def drain():
+        conn = connect_journal(str(store))
+        try:
+            barrier.wait()
+            moved.append(drain_spool(conn, str(store)))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=drain) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sum(moved) == 60
+    payloads = [json.loads(p)["n"] for (p,) in db_rows(store, "SELECT payload FROM events")]
+    assert sorted(payloads) == list(range(60))
+    assert not [n for n in os.listdir(store.parent / "spool") if n.endswith(".json")]

@@ -289,15 +289,61 @@ def _move_failed(folder: str, name: str, reason: str) -> None:
         log_error(f"spool file {name} cannot be journaled nor moved ({exc}): {reason}")
 
 
+CLAIM_PREFIX = ".claimed-"
+
+
+def _claim(folder: str, name: str) -> str | None:
+    """Take one spool file for this process (an atomic rename), so two drainers at once
+    never journal it twice. None when another drainer took it first."""
+    claimed = os.path.join(folder, f"{CLAIM_PREFIX}{os.getpid()}-{name}")
+    try:
+        os.rename(os.path.join(folder, name), claimed)
+    except OSError:
+        return None
+    return claimed
+
+
+def _release_stale_claims(folder: str, names: list[str]) -> None:
+    """Give back the files a drainer claimed and never finished (it died): their pid is gone."""
+    for entry in names:
+        pid, _, name = entry[len(CLAIM_PREFIX):].partition("-")
+        if not pid.isdigit() or not name or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still at work
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        try:
+            os.rename(os.path.join(folder, entry), os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+def _unclaim(path: str, folder: str, name: str) -> None:
+    try:
+        os.rename(path, os.path.join(folder, name))
+    except OSError:
+        pass
+
+
 def drain_spool(conn, db: str) -> int:
     """Journal spooled events (oldest first) and delete their files: the spool beside the
-    DB, and this store's files in the fallback folders. A file that cannot be journaled
-    is moved to `failed/` beside it, with a log line."""
+    DB, and this store's files in the fallback folders. Each file is claimed first, so
+    drainers running at once journal it once. A file that cannot be journaled is moved to
+    `failed/` beside it, with a log line."""
     import json
     import sqlite3
 
     moved = 0
     for folder in _spool_dirs(db):
+        try:
+            listing = os.listdir(folder)
+        except OSError:
+            continue
+        _release_stale_claims(folder, [n for n in listing if n.startswith(CLAIM_PREFIX)])
         try:
             names = sorted(n for n in os.listdir(folder)
                            if n.endswith(".json") and not n.startswith("."))
@@ -305,14 +351,17 @@ def drain_spool(conn, db: str) -> int:
             continue
         beside = folder == spool_dir(db)
         for name in names:
-            path = os.path.join(folder, name)
+            path = _claim(folder, name)
+            if path is None:
+                continue  # another drainer has it
             try:
                 with open(path, encoding="utf-8") as fh:
                     rec = json.load(fh)
                 if not isinstance(rec, dict):
                     raise ValueError("spool file is not an object")
                 if not beside and rec.get("db") not in (None, db):
-                    continue  # another store's event
+                    os.rename(path, os.path.join(folder, name))  # another store's event
+                    continue
                 payload = rec.get("payload")
                 if not isinstance(payload, str):
                     raise ValueError("spool file without payload")
@@ -330,8 +379,10 @@ def drain_spool(conn, db: str) -> int:
                     conn.execute("ROLLBACK")
                     raise
             except sqlite3.OperationalError:
+                _unclaim(path, folder, name)
                 return moved  # the journal is locked/unwritable: every file would fail; later
             except Exception as exc:  # noqa: BLE001 - this file is the problem: set it aside
+                _unclaim(path, folder, name)
                 _move_failed(folder, name, f"{type(exc).__name__}: {exc}"[:300])
                 continue
             try:
