@@ -585,3 +585,34 @@ def save_payload_fixtures(env: E2EEnv, result: SessionResult, dest: Path, prefix
         written.append(path)
     index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n")
     return written
+
+
+# ----------------------------------------------------------------------------- the shared fixture
+
+def unavailable(reason: str) -> None:
+    """Skip, except under CI=true (CI reaches the npm registry), where it is a failure."""
+    import pytest
+
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"e2e prerequisites missing under CI=true: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _claude_bin() -> Path:
+    """The pinned CLI's native binary, npm-installed once into the cache folder."""
+    if not shutil.which("openssl"):
+        unavailable("openssl is needed for the WebFetch TLS page")
+    try:
+        return install_claude()
+    except InstallError as e:
+        unavailable(f"cannot install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}: {e}")
+    raise AssertionError("unreachable")
+
+
+def _fixture():
+    import pytest
+
+    return pytest.fixture(scope="session", name="claude_bin")(_claude_bin)
+
+
+claude_bin = _fixture()  # e2e test modules import it: `from harness import claude_bin`

@@ -40,29 +40,11 @@ from stub_context7 import DOCS_PHRASE  # noqa: E402
 from stub_exa import EXA_PHRASE, FAIL_WORD  # noqa: E402
 
 pytestmark = pytest.mark.e2e
+claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
 
 
 # No conftest.py in tests/e2e on purpose: other test modules do `from conftest import …`,
 # and a second conftest module on sys.path would shadow tests/conftest.py.
-
-
-def _unavailable(reason: str) -> None:
-    """Skip, except under CI=true (CI reaches the npm registry), where it is a failure."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"e2e prerequisites missing under CI=true: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    """The pinned CLI's native binary, npm-installed once into the cache folder."""
-    if not shutil.which("openssl"):
-        _unavailable("openssl is needed for the WebFetch TLS page")
-    try:
-        return harness.install_claude()
-    except harness.InstallError as e:
-        _unavailable(f"cannot install @anthropic-ai/claude-code@{harness.CLAUDE_CODE_VERSION}: {e}")
-    raise AssertionError("unreachable")
 
 
 REPO = harness.REPO_ROOT

@@ -9,8 +9,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 
 pytestmark = pytest.mark.e2e
+claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
 REPO = harness.REPO_ROOT
 SCRIPT = [[
     {"name": "mcp__context7__resolve-library-id", "input": {"libraryName": "react", "query": "hooks"}},
@@ -30,18 +29,6 @@ SCRIPT = [[
     {"name": "mcp__exa__web_search_exa", "input": {"query": "zod performance benchmarks"}},
     {"name": "WebSearch", "input": {"query": "zod performance"}},
 ]]
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> Path:
-    if not shutil.which("openssl"):
-        pytest.skip("openssl is needed for the harness")
-    try:
-        return harness.install_claude()
-    except harness.InstallError as e:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"cannot install the Claude Code CLI under CI=true: {e}", pytrace=False)
-        pytest.skip(f"cannot install @anthropic-ai/claude-code@{harness.CLAUDE_CODE_VERSION}: {e}")
 
 
 def _import(env: harness.E2EEnv) -> dict:

@@ -5,8 +5,6 @@ without a prompt; without them the same calls are denied."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,20 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 
 pytestmark = pytest.mark.e2e
+claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
 REPO = harness.REPO_ROOT
 SHIM = REPO / "bin" / "lc-cache-lookup-docs"
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> Path:
-    if not shutil.which("openssl"):
-        pytest.skip("openssl is needed for the harness")
-    try:
-        return harness.install_claude()
-    except harness.InstallError as e:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"cannot install the Claude Code CLI under CI=true: {e}", pytrace=False)
-        pytest.skip(f"cannot install @anthropic-ai/claude-code@{harness.CLAUDE_CODE_VERSION}: {e}")
 
 
 SCRIPT = [[

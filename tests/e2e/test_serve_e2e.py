@@ -17,8 +17,6 @@ tool results. Run: ``pytest -m e2e tests/e2e/test_serve_e2e.py``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -30,6 +28,7 @@ import harness
 from stub_context7 import DOCS_PHRASE
 
 pytestmark = pytest.mark.e2e
+claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
 
 BEGIN = "--- begin (reference only) ---"
 END = "--- end (reference only) ---"
@@ -62,21 +61,9 @@ ID_RESOLVE, ID_SAME, ID_PARA, ID_OTHER, ID_FETCH, ID_EXA = (f"toolu_e2e_s0_{i}" 
 ID_REPEAT = "toolu_e2e_s1_0"
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"e2e prerequisites missing under CI=true: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
-def sessions(tmp_path_factory: pytest.TempPathFactory):
-    if not shutil.which("openssl"):
-        _unavailable("openssl is needed for the WebFetch TLS page")
-    try:
-        claude = harness.install_claude()
-    except harness.InstallError as e:
-        _unavailable(f"cannot install @anthropic-ai/claude-code@{harness.CLAUDE_CODE_VERSION}: {e}")
-    env = harness.E2EEnv(tmp_path_factory.mktemp("e2e-serve"), claude)
+def sessions(tmp_path_factory: pytest.TempPathFactory, claude_bin):
+    env = harness.E2EEnv(tmp_path_factory.mktemp("e2e-serve"), claude_bin)
     first = env.run("Look up React effect cleanup and read the page.", SESSION1)
     env.wait_ingested(timeout=30)
     second = env.run("Look it up again, then something else.", SESSION2)
