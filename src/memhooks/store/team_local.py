@@ -225,14 +225,19 @@ def mark_forgets_done(conn, hashes: list[str]) -> None:
     conn.executemany("UPDATE forgotten SET team_done = 1 WHERE content_hash = ?", [(h,) for h in hashes])
 
 
-def forgotten_among(conn, hashes: list[str]) -> set[str]:
+def _hashes_in(conn, table: str, hashes: list[str]) -> set[str]:
+    """Which of `hashes` the table (`documents` or `forgotten`, a constant) holds."""
     found: set[str] = set()
     for start in range(0, len(hashes), 500):
         chunk = hashes[start:start + 500]
         marks = ",".join("?" * len(chunk))
         found.update(r["content_hash"] for r in _rows(
-            conn, f"SELECT content_hash FROM forgotten WHERE content_hash IN ({marks})", chunk))  # noqa: S608
+            conn, f"SELECT content_hash FROM {table} WHERE content_hash IN ({marks})", chunk))  # noqa: S608
     return found
+
+
+def forgotten_among(conn, hashes: list[str]) -> set[str]:
+    return _hashes_in(conn, "forgotten", hashes)
 
 
 # ----------------------------------------------------------------------------- pull: what we have
@@ -264,13 +269,7 @@ def project_library_ids(conn, project: str, now: float | None = None) -> list[st
 
 
 def local_hashes(conn, hashes: list[str]) -> set[str]:
-    found: set[str] = set()
-    for start in range(0, len(hashes), 500):
-        chunk = hashes[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        found.update(r["content_hash"] for r in _rows(
-            conn, f"SELECT content_hash FROM documents WHERE content_hash IN ({marks})", chunk))  # noqa: S608
-    return found
+    return _hashes_in(conn, "documents", hashes)
 
 
 def fresh_tier1(conn, project: str, name_key: str, now: float) -> tuple[str | None, str] | None:
