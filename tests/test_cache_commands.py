@@ -13,7 +13,7 @@ from contextlib import closing
 
 import pytest
 
-from conftest import BIN, db_rows, run, run_hook
+from conftest import BIN, db_rows, ingest, journal_file, run, run_hook
 
 SHIM = {name: ["bash", str(BIN / name)] for name in
         ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")}
@@ -149,14 +149,113 @@ def test_captured_resolve_and_docs_feed_the_cache(store):
     assert out.decode() == docs["tool_response"][0]["text"]
 
 
-def test_hits_and_misses_are_counted(store):
+def _counters(store) -> dict:
+    return dict(((t, o), c) for t, o, c in db_rows(store, "SELECT tier, outcome, count FROM counters"))
+
+
+def _stats_json(store) -> dict:
+    proc = run([sys.executable, "-m", "memhooks.cli.main", "stats", "--json"])
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_hits_and_misses_are_counted(store, tmp_path):
+    body = tmp_path / "hooks.md"
+    body.write_text("# useEffect\nCleanup runs before the next effect.\n")
     run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    run(SHIM["lc-cache-write"] + ["tier2", "/facebook/react", "effects", body])
     run(SHIM["lc-cache-lookup"] + ["react"])
-    run(SHIM["lc-cache-lookup"] + ["react"])
+    run(console("lc-cache-lookup") + ["react"])
     run(SHIM["lc-cache-lookup"] + ["vue"])
     run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "hooks"])
-    counts = dict(((t, o), c) for t, o, c in db_rows(store, "SELECT tier, outcome, count FROM counters"))
-    assert counts == {("tier1", "hit"): 2, ("tier1", "miss"): 1, ("tier2", "miss"): 1}
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "effects"]).stdout == body.read_bytes()
+    # A lookup only reads: its answer waits in the reads log beside the store...
+    assert _counters(store) == {}
+    lines = (store.parent / "reads.log").read_text().splitlines()
+    assert [line.split("\t")[:2] for line in lines] == [
+        ["tier1", "hit"], ["tier1", "hit"], ["tier1", "miss"], ["tier2", "miss"], ["tier2", "hit"]]
+    # ... and a reader (stats ingests first) folds it into the counters, once.
+    stats = _stats_json(store)
+    assert _counters(store) == {("tier1", "hit"): 2, ("tier1", "miss"): 1, ("tier2", "miss"): 1,
+                                ("tier2", "hit"): 1}
+    assert (store.parent / "reads.log").read_bytes() == b""
+    assert db_rows(store, "SELECT access_count FROM documents") == [(1,)]
+    assert json.dumps(stats)  # stats answered while folding
+    _stats_json(store)
+    assert _counters(store)[("tier1", "hit")] == 2
+
+
+def test_a_lookup_hit_writes_nothing_to_the_store(store):
+    """No write transaction, no journal opened, no checkpoint: the store's bytes stay the same."""
+    import hashlib
+
+    run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    ingest(store)
+    files = [store, journal_file(store)]
+    before = [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
+    journal_wal = journal_file(store).with_name(journal_file(store).name + "-wal")
+    for _ in range(3):
+        assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    assert [hashlib.sha256(f.read_bytes()).hexdigest() for f in files] == before
+    assert not journal_wal.exists() or journal_wal.stat().st_size == 0
+    wal = store.with_name(store.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+LOOKER = """
+import subprocess, sys
+for i in range(int(sys.argv[2])):
+    out = subprocess.run(["bash", sys.argv[1], "react" if i % 2 else "nosuch"], capture_output=True, check=True)
+    assert out.stdout in (b"/facebook/react\\n", b""), out.stdout
+"""
+
+
+@pytest.mark.slow
+def test_concurrent_lookups_and_folds_count_each_answer_once(store):
+    """Lookups from six processes while readers fold the log: no answer lost, none twice."""
+    from memhooks.ingest.pipeline import fold_reads_log
+    from memhooks.store.connect import closing as closing_conn
+    from memhooks.store.connect import connect
+
+    run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    ingest(store)
+    procs = [subprocess.Popen([sys.executable, "-c", LOOKER, str(BIN / "lc-cache-lookup"), "20"])
+             for _ in range(6)]
+    folded = 0
+    with closing_conn(connect(str(store))) as conn:
+        while any(p.poll() is None for p in procs):
+            folded += fold_reads_log(conn, str(store))
+        assert all(p.wait(timeout=120) == 0 for p in procs)
+        folded += fold_reads_log(conn, str(store))
+    assert folded == 120
+    assert _counters(store) == {("tier1", "hit"): 60, ("tier1", "miss"): 60}
+
+
+def test_a_hostile_reads_log_never_blocks_or_poisons_a_lookup(store, tmp_path):
+    """A FIFO or a symlink in the log's place, planted and torn lines: the lookup answers, exits
+    0 at once, writes through no link, and the fold counts only well-formed lines."""
+    run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    ingest(store)
+    log = store.parent / "reads.log"
+    os.mkfifo(log)
+    assert run(SHIM["lc-cache-lookup"] + ["react"], timeout=20).stdout == b"/facebook/react\n"
+    log.unlink()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    log.symlink_to(outside)
+    assert run(SHIM["lc-cache-lookup"] + ["react"], timeout=20).stdout == b"/facebook/react\n"
+    assert outside.read_text() == "keep\n"
+    log.unlink()
+    log.write_bytes(b"tier1\thit\tnan\t-\t/p\n"          # not a time
+                    b"tier9\thit\t1.0\t-\t/p\n"          # not a kind
+                    b"tier1\thit\t1.0\t-\n"               # torn
+                    b"\xff\xfe\x00garbage\n"
+                    b"tier1\tmiss\t1.0\t-\t/odd%09name%0Ahere%25\n")
+    assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    ingest(store)
+    rows = db_rows(store, "SELECT project, tier, outcome, count FROM counters ORDER BY outcome")
+    assert rows == [(os.path.realpath(os.environ["CLAUDE_PROJECT_DIR"]), "tier1", "hit", 1),
+                    ("/odd\tname\nhere%", "tier1", "miss", 1)]
 
 
 WRITER = """

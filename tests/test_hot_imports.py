@@ -125,9 +125,14 @@ def test_console_scripts_add_only_the_standard_library(env, tmp_path):
         pytest.skip("memhooks' console scripts are not installed beside this python")
     for name, path in scripts.items():
         assert "from memhooks._console import " in path.read_text(), (name, path.read_text())
-    probe = "import sys; print(' '.join(sorted(sys.modules)))"
+    # What pip's wrapper imports itself is not memhooks' doing: older pips' wrappers begin
+    # with `import re` (and so enum, functools...), newer ones import only sys.
+    own = sorted({line.split()[1] for p in scripts.values() for line in p.read_text().splitlines()
+                  if line.startswith("import ")})
+    probe = "import sys; " + "".join(f"import {m}; " for m in own) + "print(' '.join(sorted(sys.modules)))"
     base = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                               env=env).stdout.split())
+    assert "sys" in base, probe
     for name, path in scripts.items():
         args = {"lc-cache-lookup": ["react"], "lc-cache-lookup-docs": ["/facebook/react", "x"],
                 "lc-cache-write": ["tier1", "zod", "/colinhacks/zod"]}[name]
@@ -157,9 +162,10 @@ def test_lean_sqlite3_falls_back_to_the_package_for_anything_else():
     """The hot paths' `sqlite3` is the C module; a later user of the package's extras
     (sqlite-utils imports `from sqlite3 import dbapi2`) gets the real package."""
     code = (
-        "import sys, runpy\n"
-        f"entry = runpy.run_path({str(ROOT / 'src' / 'memhooks' / '_entry.py')!r})\n"
-        "entry['_lean_sqlite3']()\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+        "from memhooks import _launch\n"
+        "_launch._lean_sqlite3()\n"
         "import sqlite3\n"
         "assert 'datetime' not in sys.modules and 'sqlite3.dbapi2' not in sys.modules\n"
         "conn = sqlite3.connect(':memory:')\n"
@@ -169,6 +175,31 @@ def test_lean_sqlite3_falls_back_to_the_package_for_anything_else():
         "import sqlite3 as again\n"
         "assert again.OperationalError is err and again.Binary is memoryview\n"
         "assert dbapi2.connect is conn.__class__ or callable(dbapi2.connect)\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_sqlite3_loads_without_functools_and_its_statement_cache_works():
+    """`_sqlite3` is initialised with a stand-in `functools` (its statement cache needs only
+    the C lru_cache wrapper): no functools/collections on the hot paths, the cache still
+    caches and evicts, and a later `import functools` is the real module."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+        "from memhooks import _launch\n"
+        "_launch._lean_sqlite3()\n"
+        "assert 'functools' not in sys.modules and 'collections' not in sys.modules, sorted(sys.modules)\n"
+        "import sqlite3\n"
+        "conn = sqlite3.connect(':memory:', cached_statements=4)\n"
+        "conn.execute('CREATE TABLE t (n INTEGER)')\n"
+        "for i in range(50):\n"
+        "    conn.execute('INSERT INTO t VALUES (?)', (i,))\n"
+        "    conn.execute(f'SELECT {i} + n FROM t LIMIT 1').fetchone()\n"
+        "assert conn.execute('SELECT count(*), sum(n) FROM t').fetchone() == (50, 1225)\n"
+        "conn.close()\n"
+        "import functools\n"
+        "assert functools.reduce(lambda a, b: a + b, [1, 2, 3]) == 6 and hasattr(functools, 'partial')\n"
         "print('ok')\n")
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "ok", proc.stderr

@@ -2,7 +2,7 @@
 
 pip's wrapper runs `from memhooks._console import lookup` and then `sys.exit(lookup())`.
 This module imports nothing at import time beyond `memhooks/__init__` (empty), and each
-command takes the same lean start as `python -I -S .../_entry.py CMD` (see `_entry.main`):
+command takes the same lean start as `python -I -S .../_entry.py CMD` (see `_launch.main`):
 the C module `_sqlite3` as `sqlite3`, no datetime, no enum, no package-level work.
 """
 
@@ -11,12 +11,13 @@ import sys
 
 def _run(cmd: str) -> int:
     try:
-        from memhooks import _entry
+        from memhooks import _launch
 
-        code = _entry.main([cmd, *sys.argv[1:]])
-        _entry._trace_imports(cmd)
+        code = _launch.main([cmd, *sys.argv[1:]])
+        _launch._trace_imports(cmd)
     except BaseException:  # the lc-cache-* contract: exit 0, say nothing
-        code = 0
+        return 0
+    _launch._leave(code)  # no interpreter teardown (see _launch._leave)
     return code if isinstance(code, int) else 0
 
 

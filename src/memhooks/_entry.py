@@ -2,7 +2,9 @@
 
 It puts the folder holding the `memhooks` package first on sys.path, so a
 source checkout (plugin install) and site-packages (pip install) both work
-under `-I -S`, where site-packages is not on the path. Standard library only.
+under `-I -S`, where site-packages is not on the path, and hands over to
+memhooks._launch. Standard library only, and short: a script is compiled on
+every run, an imported module is not.
 """
 
 import os
@@ -19,141 +21,18 @@ def _setup_path():
         sys.path.insert(0, parent)
 
 
-def _record_interpreter():
-    """The shim found python3 by PATH: record the real interpreter behind it (a pyenv
-    shim is a shell script costing tens of ms a call), so later calls skip the lookup."""
-    target = os.environ.pop("MEMHOOKS_HOT_FILE", "")
-    if not target or sys.version_info < (3, 11) or not os.path.isabs(target):
-        return
-    try:
-        folder = os.path.dirname(target)
-        if not os.path.isdir(folder):
-            return  # no store folder yet: a read (lc-cache-lookup) never creates one
-        tmp = "%s.%d" % (target, os.getpid())
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, (os.path.realpath(sys.executable) + "\n").encode())
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except OSError:
-        pass
-
-
-def _lean_sqlite3():
-    """Hot paths get the C module `_sqlite3` under the name `sqlite3`. The `sqlite3` package
-    adds only the datetime adapters and converters (deprecated since 3.12; memhooks stores
-    epochs and text) and costs `datetime` + `collections.abc`, about 1.5 ms, a tenth of a
-    hook run. The C module has all the hot paths use (connect, Connection, Cursor, Row, the
-    errors); anything else (dbapi2, Binary, ...) loads the real package on first use."""
-    if "sqlite3" in sys.modules:
-        return
-    try:
-        import _sqlite3
-    except ImportError:
-        return
-    from types import ModuleType  # already loaded by _sqlite3 (functools)
-
-    lean = ModuleType("sqlite3", _sqlite3.__doc__)
-    lean.__dict__.update((k, v) for k, v in vars(_sqlite3).items() if not k.startswith("__"))
-    lean.__file__ = getattr(_sqlite3, "__file__", None)
-
-    def __getattr__(name):
-        if sys.modules.get("sqlite3") is lean:
-            del sys.modules["sqlite3"]
-        import importlib
-
-        return getattr(importlib.import_module("sqlite3"), name)
-
-    lean.__getattr__ = __getattr__
-    sys.modules["sqlite3"] = lean
-
-
-HOT = ("post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs",
-       "lc-cache-write")
-
-
 def main(argv):
+    """The command's exit code (for callers that import this file: memhooks._console)."""
+    from memhooks._launch import main as launch_main
+
+    return launch_main(argv)
+
+
+if __name__ == "__main__":
     # Hooks start a fresh interpreter for every tool call: keep the compiled
     # modules even where PYTHONDONTWRITEBYTECODE is set (no-op if unwritable).
     sys.dont_write_bytecode = False
     _setup_path()
-    if "MEMHOOKS_HOT_FILE" in os.environ:
-        _record_interpreter()
-    cmd, args = (argv[0] if argv else ""), argv[1:]
-    if sys.version_info < (3, 11):
-        # Too old for memhooks: SessionStart in plugin mode says so once; all else is quiet.
-        state = os.environ.get("MEMHOOKS_BOOTSTRAP_STATE", "")
-        if cmd == "session-start" and state:
-            from memhooks import bootstrap
+    from memhooks._launch import run
 
-            return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
-                                        bootstrap.plugin_root()) and 0
-        return 0
-    if cmd in HOT:
-        _lean_sqlite3()
-    if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
-        # A file-size limit (a full quota) must surface as an error we handle,
-        # not as a signal that kills the hook.
-        import _signal  # the C module: `signal` builds enums (~3 ms)
-
-        if hasattr(_signal, "SIGXFSZ"):
-            _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
-    if cmd == "post-tool-use":
-        from memhooks.capture.hooks import post_tool_use
-
-        return post_tool_use()
-    if cmd == "pre-tool-use":
-        from memhooks.recall.serve import pre_tool_use
-
-        return pre_tool_use()
-    if cmd == "session-start":
-        from memhooks.capture.hooks import session_start
-
-        return session_start()
-    if cmd == "session-warm":
-        from memhooks.capture.hooks import session_warm
-
-        return session_warm()
-    if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
-        from memhooks.recall import lc_cache as cache
-
-        return cache.COMMANDS[cmd](args)
-    if cmd == "ingest":
-        from memhooks.capture.ingester import main as ingest_main
-
-        return ingest_main(args)
-    if cmd == "mcp":
-        from memhooks.recall.mcp_server import main as mcp_main
-
-        return mcp_main(args)
-    sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
-    return 0
-
-
-def _trace_imports(cmd=None):
-    """MEMHOOKS_TRACE_IMPORTS=FILE: write the modules this run imported (tests check that the
-    hot paths stay on the standard library, under the shims exactly as installed)."""
-    target = os.environ.get("MEMHOOKS_TRACE_IMPORTS", "")
-    if target:
-        try:
-            with open(target, "a") as fh:
-                label = cmd or (sys.argv[1] if len(sys.argv) > 1 else "")
-                fh.write(" ".join([label] + sorted(sys.modules)) + "\n")
-        except OSError:
-            pass
-
-
-if __name__ == "__main__":
-    try:
-        code = main(sys.argv[1:])
-        _trace_imports()
-    except BaseException as exc:  # noqa: BLE001 - entry points never print tracebacks
-        code = 0
-        if sys.argv[1:2] == ["mcp"] and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            # The MCP server is not a hook: say in one line why it cannot start.
-            sys.stderr.write(f"memhooks mcp: {type(exc).__name__}: {exc}\n")
-            code = 1
-        elif isinstance(exc, SystemExit) and sys.argv[1:2] == ["mcp"]:
-            code = exc.code if isinstance(exc.code, int) else 1
-    sys.exit(code)
+    run(sys.argv[1:])

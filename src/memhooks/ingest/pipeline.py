@@ -27,6 +27,7 @@ from memhooks.store.projections import (
     add_capture,
     apply_cache_write,
     clear_derived,
+    fold_reads,
     restore_access,
     upsert_document,
     upsert_library,
@@ -47,6 +48,7 @@ class IngestReport:
     documents_created: int = 0
     captures: int = 0
     spooled: int = 0
+    reads: int = 0  # lookup answers folded from the reads log
     reasons: dict = field(default_factory=dict)
 
 
@@ -245,6 +247,26 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
     report.captures += shadow.captures
 
 
+def fold_reads_log(conn, db: str) -> int:
+    """Fold the lookup commands' reads log into the counters (memhooks.capture.reads): the
+    store's write lock first, then the log's, so a lookup waits only while this commits."""
+    from memhooks.capture.reads import Taken
+
+    taken = Taken(db)
+    if not taken.pending():
+        return 0
+    try:
+        with transaction(conn):
+            folded = fold_reads(conn, taken.read())
+        taken.empty()
+        return folded
+    except OSError as exc:
+        log_exception(f"folding the reads log failed: {exc}")
+        return 0
+    finally:
+        taken.close()
+
+
 def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None) -> IngestReport:
     """Project every pending event (and any spooled ones). Safe to run concurrently."""
     report = IngestReport()
@@ -252,6 +274,7 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
         db = main_file(conn)
     if db:
         report.spooled = drain_spool(conn, db)
+        report.reads = fold_reads_log(conn, db)
     last_id = 0
     seen = 0
     while max_events is None or seen < max_events:

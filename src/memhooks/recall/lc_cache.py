@@ -1,7 +1,10 @@
 """tier1/tier2 cache: counted lookups, the journaled write, and the lc-cache-* commands.
 
 Standard library only. The commands always exit 0 and print nothing on a miss
-or on any problem; problems go to memhooks.log.
+or on any problem; problems go to memhooks.log. The lookup commands only read: the
+projections are opened read-only, the journal only on a miss, and the answer is
+counted through the reads log (memhooks.capture.reads), which the ingester folds into
+the counters. `lookup`/`lookup_docs` (the CLI's and MCP's) count in the store directly.
 """
 
 from __future__ import annotations
@@ -94,21 +97,74 @@ def journal_write(db: str, record: dict, project: str) -> int:
 
 # --------------------------------------------------------------------------- commands
 
-def _open():
-    """(connection, project), or None when there is no store yet: a lookup never creates one
-    (no file, no folder, no log); the miss is the answer. A store behind the migrations is
-    brought up to date by the ingester (not here: no sqlite-utils on this path) or missed."""
+def _store() -> tuple[str, str] | None:
+    """(store path, project), or None when there is no store yet: a lookup never creates
+    one (no file, no folder, no log); the miss is the answer."""
     from memhooks.config import db_path, project_dir, store_exists
-    from memhooks.store.connect import connect
 
     db = db_path()
-    if not store_exists(db):
-        return None
-    conn = _open_current(db, connect)
-    if conn is None:  # new or behind: the ingester migrates it, then look
+    return (db, project_dir()) if store_exists(db) else None
+
+
+def _answer(db: str, find):
+    """`find(conn)` over the projections, opened read-only. On a miss while the journal
+    holds events not yet ingested, or while the store is new or behind the migrations, the
+    ingester runs in a child process (it brings the store up to date; this path imports no
+    sqlite-utils) and `find` is asked again."""
+    from memhooks.store.connect import closing
+
+    for attempt in (1, 2):
+        conn = _open_read(db)
+        if conn is not None:
+            with closing(conn):
+                found = find(conn)
+            if found is not None or attempt == 2 or not _journal_pending(db):
+                return found
+        elif attempt == 2:
+            return None
         ingest_now()
-        conn = _open_current(db, connect)
-    return (conn, project_dir()) if conn is not None else None
+    return None
+
+
+def _open_read(db: str):
+    """The projections read-only and current, or None when they are missing, new or behind.
+    A file the read-only open cannot use (damaged, say) takes the full open, which heals."""
+    import sqlite3
+
+    from memhooks.store.connect import connect, connect_reader, is_current
+
+    if not os.path.isfile(db):
+        return None
+    try:
+        conn = connect_reader(db)
+        try:
+            if is_current(conn):
+                return conn
+        except BaseException:
+            conn.close()
+            raise
+        conn.close()
+        return None
+    except sqlite3.Error:
+        pass
+    return _open_current(db, connect)
+
+
+def _journal_pending(db: str) -> bool:
+    """Whether the journal holds events not yet ingested (read-only; no journal, no events)."""
+    import sqlite3
+
+    from memhooks.config import journal_path
+    from memhooks.store.connect import closing, connect_reader
+
+    path = journal_path(db)
+    if not os.path.isfile(path):
+        return False
+    try:
+        with closing(connect_reader(path)) as conn:
+            return has_pending(conn)
+    except sqlite3.Error:
+        return False
 
 
 def _open_current(db: str, connect):
@@ -170,14 +226,14 @@ def _emit(text: str) -> None:
 def _cmd_lookup(args: list[str]) -> None:
     if len(args) < 1 or not args[0].strip():
         return
-    opened = _open()
-    if opened is None:
+    store = _store()
+    if store is None:
         return
-    from memhooks.store.connect import closing
+    from memhooks.capture.reads import note
 
-    conn, project = opened
-    with closing(conn):
-        hit = lookup(conn, args[0], project, on_pending=ingest_now)
+    db, project = store
+    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
+    note(db, "tier1", "hit" if hit else "miss", project)
     if hit:
         _emit(hit["library_id"])
 
@@ -185,14 +241,14 @@ def _cmd_lookup(args: list[str]) -> None:
 def _cmd_lookup_docs(args: list[str]) -> None:
     if len(args) < 2 or not args[0].strip():
         return
-    opened = _open()
-    if opened is None:
+    store = _store()
+    if store is None:
         return
-    from memhooks.store.connect import closing
+    from memhooks.capture.reads import note
 
-    conn, project = opened
-    with closing(conn):
-        hit = lookup_docs(conn, args[0], args[1], project, on_pending=ingest_now)
+    db, project = store
+    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
+    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "")
     if hit:
         sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
         sys.stdout.flush()

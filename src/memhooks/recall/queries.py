@@ -106,15 +106,17 @@ def find_library(conn, name: str) -> str | None:
     return rows[0]["library_id"] if rows else None
 
 
-def find_tier2(conn, library_id: str, topic: str, now: float | None = None) -> tuple[int, str] | None:
+def find_tier2(conn, library_id: str, topic: str,
+               now: float | None = None) -> tuple[int, str, str] | None:
+    """The fresh tier2 body for (library, topic): (document id, content, content_hash)."""
     now = time.time() if now is None else now
     row = _rows(
         conn,
-        "SELECT d.id, d.content FROM tier2 t JOIN documents d ON d.id = t.document_id"
+        "SELECT d.id, d.content, d.content_hash FROM tier2 t JOIN documents d ON d.id = t.document_id"
         " WHERE t.library_key = ? AND t.topic_key = ? AND t.expires_at > ?",
         (library_key(library_id), topic_key(topic), now),
     ).fetchone()
-    return (row["id"], row["content"]) if row else None
+    return (row["id"], row["content"], row["content_hash"]) if row else None
 
 
 def project_tier1(conn, project: str, name_key: str):

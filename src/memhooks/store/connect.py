@@ -19,13 +19,14 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import (
+    BUSY_TIMEOUT_MS,
     ensure_journal_schema,
     ensure_wal,
     open_file,
     prepare_file,
 )
+from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import transaction as transaction  # and write with it
 
 
@@ -80,6 +81,22 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
         ensure_journal_schema(conn, "journal")
         if migrate:
             apply_migrations(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def connect_reader(path: str) -> sqlite3.Connection:
+    """One store file opened read-only, nothing attached (a lookup's hit): no write, so no
+    WAL checkpoint or file removal when it closes, and no journal opened for nothing.
+    Raises sqlite3.Error when it cannot be read so (callers fall back to `connect`)."""
+    absolute = os.path.abspath(path)
+    quoted = absolute.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file://{quoted}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     except BaseException:
         conn.close()
         raise

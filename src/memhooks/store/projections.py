@@ -203,9 +203,26 @@ def count(conn, *, project: str, tier: str, outcome: str, now: float | None = No
     conn.execute(
         "INSERT INTO counters (project, tier, outcome, count, last_at) VALUES (?, ?, ?, 1, ?)"
         " ON CONFLICT (project, tier, outcome) DO UPDATE SET count = count + 1,"
-        " last_at = excluded.last_at",
+        " last_at = max(coalesce(last_at, 0), excluded.last_at)",
         (project or "", tier, outcome, time.time() if now is None else now),
     )
+
+
+def fold_reads(conn, records: list[dict]) -> int:
+    """Count the answers the lookup commands logged (memhooks.capture.reads): the hits and
+    misses per project and tier, and each document a tier2 hit read, at the time it was
+    read. Returns how many were counted."""
+    from memhooks.sqltext import storable_path
+
+    for r in records:
+        count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
+              now=r["at"])
+        if r["content_hash"]:
+            ids = [row[0] for row in conn.execute(
+                "SELECT id FROM documents WHERE content_hash = ?", (r["content_hash"],))]
+            if ids:
+                touch_documents(conn, ids[:1], now=r["at"])
+    return len(records)
 
 
 READ_ORIGINS = ("agent", "user")

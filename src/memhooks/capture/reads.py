@@ -1,0 +1,152 @@
+"""The reads log: what the lc-cache-lookup commands answered, appended (standard library only).
+
+A lookup's hit is a read: it must not pay for a write transaction in the store (a
+BEGIN IMMEDIATE, a commit's fsyncs, a WAL checkpoint when it closes), which would cost
+more than the lookup itself. So the commands append one line per answer to `reads.log`
+beside the store (`x.reads.log` for a store `x.db`), and the projection writer folds
+the lines into the counters and the documents' access counts at its next ingest
+(memhooks.ingest.pipeline; `memhooks stats` ingests before it reads).
+
+A line: kind (`tier1` | `tier2`), outcome (`hit` | `miss`), epoch, the content hash of
+the document a tier2 hit read (else `-`), and the project (`%`, tab, CR and LF
+percent-escaped), tab-separated. Writers hold a POSIX record lock (`os.lockf`: no `fcntl`
+import) for their one append; the fold holds it while it reads, commits and truncates,
+so a line is never lost or counted twice by a running fold. A log past MAX_BYTES (no ingester has run for a very long time) takes no more lines.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+KINDS = ("tier1", "tier2")
+OUTCOMES = ("hit", "miss")
+MAX_BYTES = 8 * 1024 * 1024
+MAX_LINE = 64 * 1024
+
+
+def reads_path(db: str) -> str:
+    """`reads.log` next to `memhooks.db` (a store with another name, `x.db`, has `x.reads.log`)."""
+    from memhooks.config import DB_NAME
+
+    folder, name = os.path.split(db)
+    if name == DB_NAME:
+        return os.path.join(folder, "reads.log")
+    stem = name[:-3] if name.endswith(".db") else name
+    return os.path.join(folder, stem + ".reads.log")
+
+
+def _open(path: str, flags: int):
+    """A regular file of ours, never through a symlink and never blocking on a FIFO; None
+    when it is missing, unopenable or anything but a regular file."""
+    import stat
+
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
+         now: float | None = None) -> bool:
+    """Append one answer of a lookup command. Never raises; False when nothing was written
+    (no store folder, an unwritable one, a log that is full)."""
+    if kind not in KINDS or outcome not in OUTCOMES:
+        return False
+    try:
+        at = time.time() if now is None else now
+        digest = content_hash if content_hash and content_hash.isalnum() and len(content_hash) <= 128 else "-"
+        line = f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{_escape(project or '')}\n".encode(
+            "utf-8", "surrogateescape")
+        if len(line) > MAX_LINE:
+            return False
+        path = reads_path(db)
+        if not os.path.isdir(os.path.dirname(path) or "."):
+            return False  # a read never creates the store's folder
+        fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        if fd is None:
+            return False
+        try:
+            os.lockf(fd, os.F_LOCK, 0)  # a fold holds it while it reads, commits and truncates
+            if os.fstat(fd).st_size > MAX_BYTES:
+                return False
+            os.write(fd, line)
+            return True
+        finally:
+            os.close(fd)  # releases the lock
+    except (OSError, ValueError, UnicodeError):
+        return False
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D")
+
+
+def _unescape(text: str) -> str:
+    # Every `%` of the original became `%25`, so each code is decoded exactly once.
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%09", "\t").replace("%25", "%")
+
+
+def parse(data: bytes) -> list[dict]:
+    """The well-formed lines of a reads log; anything else (a torn or planted line) is skipped."""
+    out = []
+    for raw in data.split(b"\n"):
+        parts = raw.decode("utf-8", "surrogateescape").split("\t", 4)
+        if len(parts) != 5 or parts[0] not in KINDS or parts[1] not in OUTCOMES or "\t" in parts[4]:
+            continue
+        try:
+            at = float(parts[2])
+        except ValueError:
+            continue
+        if at != at or at in (float("inf"), float("-inf")):
+            continue
+        project = _unescape(parts[4])
+        digest = parts[3] if parts[3] != "-" and parts[3].isalnum() else ""
+        out.append({"kind": parts[0], "outcome": parts[1], "at": at, "content_hash": digest,
+                    "project": project})
+    return out
+
+
+class Taken:
+    """The reads log taken for a fold: `read()` locks it exclusively and returns its lines,
+    `empty()` truncates it (call it after the fold committed: a crash in between counts
+    those lines again at the next fold, never loses them), `close()` releases the lock."""
+
+    def __init__(self, db: str):
+        self.path = reads_path(db)
+        self.fd = None
+
+    def pending(self) -> bool:
+        try:
+            return os.lstat(self.path).st_size > 0
+        except OSError:
+            return False
+
+    def read(self) -> list[dict]:
+        self.fd = _open(self.path, os.O_RDWR)
+        if self.fd is None:
+            return []
+        os.lockf(self.fd, os.F_LOCK, 0)
+        chunks = []
+        while True:
+            chunk = os.read(self.fd, 1024 * 1024)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return parse(b"".join(chunks))
+
+    def empty(self) -> None:
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
+            self.fd = None
