@@ -202,3 +202,16 @@ def test_server_is_the_low_level_stdio_one_and_exits_when_stdin_closes(tmp_path)
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert "mcp.server.lowlevel.server" in imported and "mcp.server.stdio" in imported
     assert not {"mcp.server.mcpserver", "rich", "mcp.client.session"} & imported
+
+
+def test_sdk_import_pauses_the_garbage_collector_only_while_it_runs():
+    """The SDK is imported with the collector paused; afterwards it runs again (its state as
+    before), with what the import built frozen out of later collections."""
+    code = ("import gc, sys; from memhooks.recall import mcp_server; "
+            "mcp_server._import_sdk(); "
+            "print(gc.isenabled(), gc.get_freeze_count() > 1000, "
+            "'mcp.server.lowlevel.server' in sys.modules, 'mcp.server.stdio' in sys.modules); "
+            "gc.disable(); mcp_server._import_sdk(); print(gc.isenabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True", "True", "False"]
