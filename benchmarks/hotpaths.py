@@ -9,10 +9,11 @@ Rows:
   4. `python -I -S …/_entry.py lc-cache-lookup react` (what both should cost)
   5. `hooks/session-start`, lockfiles unchanged
   6. `hooks/post-tool-use`, a 50 KB query-docs payload (journal + detached ingester spawn)
+     (5 and 6 again as Claude Code runs them: hooks.json's command through `sh -c`)
   7. yellow-research's own `lc-cache-lookup react` (`--yr PATH` to its checkout)
   8. `memhooks mcp`, spawn to the `initialize` answer, through the real `mcp` client
 
-Usage: python benchmarks/hotpaths.py [--rounds N] [--yr PATH] [--json FILE]
+Usage: python benchmarks/hotpaths.py [--rounds N] [--yr PATH] [--json FILE] [--only TEXT] [--skip-mcp]
 All rows alternate with both baselines in one loop (see _timing.py); medians of >= 20 rounds.
 """
 
@@ -90,9 +91,15 @@ def main() -> None:
     ap.add_argument("--yr", help="a checkout of yellow-research, to time its lc-cache-lookup")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--skip-mcp", action="store_true")
+    ap.add_argument("--only", help="run only the rows whose label contains this text")
     args = ap.parse_args()
     print(floor_line(), flush=True)
     results = []
+
+    def row(label, argv, **kw):
+        if args.only is None or args.only in label:
+            results.append(compare(label, argv, **kw))
+
     tmp = tempfile.mkdtemp(prefix="memhooks-hot-")
     try:
         project = os.path.join(tmp, "project")
@@ -116,8 +123,8 @@ def main() -> None:
                        capture_output=True, timeout=60)
 
         shim = os.path.join(ROOT, "bin", "lc-cache-lookup")
-        results.append(compare("bin/lc-cache-lookup react (launcher present)", ["bash", shim, "react"],
-                               env=plugin_env, rounds=args.rounds))
+        row("bin/lc-cache-lookup react (launcher present)", ["bash", shim, "react"],
+                               env=plugin_env, rounds=args.rounds)
 
         fresh = os.path.join(tmp, "fresh")
         cold_env = dict(plugin_env, CLAUDE_PLUGIN_DATA=fresh, MEMHOOKS_DB=os.path.join(data, "memhooks.db"),
@@ -127,39 +134,46 @@ def main() -> None:
             shutil.rmtree(fresh, ignore_errors=True)
             os.makedirs(fresh)
 
-        results.append(compare("bin/lc-cache-lookup react (no launcher yet, python3 a shell shim)",
-                               ["bash", shim, "react"], env=cold_env, rounds=args.rounds, setup=no_launcher))
+        row("bin/lc-cache-lookup react (no launcher yet, python3 a shell shim)",
+                               ["bash", shim, "react"], env=cold_env, rounds=args.rounds, setup=no_launcher)
         # The calls after that first one: it recorded the real interpreter in hot.python.
         no_launcher()
         subprocess.run(["bash", shim, "react"], env=cold_env, capture_output=True, timeout=60)
         assert os.path.exists(os.path.join(fresh, "hot.python")), "the first call wrote no launcher"
-        results.append(compare("bin/lc-cache-lookup react (later calls: python3 a shell shim, hot.python written)",
-                               ["bash", shim, "react"], env=cold_env, rounds=args.rounds))
+        row("bin/lc-cache-lookup react (later calls: python3 a shell shim, hot.python written)",
+                               ["bash", shim, "react"], env=cold_env, rounds=args.rounds)
 
         console = os.path.join(os.path.dirname(PYTHON), "lc-cache-lookup")
         if os.path.exists(console):
-            results.append(compare("lc-cache-lookup react (console script)", [console, "react"],
-                                   env=env, rounds=args.rounds))
+            row("lc-cache-lookup react (console script)", [console, "react"],
+                                   env=env, rounds=args.rounds)
         else:
             print(f"console script: skipped ({console} not installed)")
-        results.append(compare("python -I -S _entry.py lc-cache-lookup react",
+        row("python -I -S _entry.py lc-cache-lookup react",
                                [PYTHON, "-I", "-S", ENTRY, "lc-cache-lookup", "react"], env=env,
-                               rounds=args.rounds))
-        results.append(compare("hooks/session-start (lockfiles unchanged)",
+                               rounds=args.rounds)
+        row("hooks/session-start (lockfiles unchanged)",
                                [os.path.join(ROOT, "hooks", "session-start")], stdin=start,
-                               env=plugin_env, rounds=args.rounds))
-        results.append(compare("hooks/post-tool-use (50 KB query-docs, journal + spawn)",
+                               env=plugin_env, rounds=args.rounds)
+        row("hooks/post-tool-use (50 KB query-docs, journal + spawn)",
                                [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=query_docs_payload(),
-                               env=plugin_env, rounds=args.rounds))
+                               env=plugin_env, rounds=args.rounds)
+        # The same two hooks the way Claude Code runs them: hooks.json's command through `sh -c`.
+        hooks = json.load(open(os.path.join(ROOT, "hooks.json")))["hooks"]
+        cc_env = dict(plugin_env, CLAUDE_PLUGIN_ROOT=ROOT)
+        for event, stdin in (("SessionStart", start), ("PostToolUse", query_docs_payload())):
+            command = hooks[event][0]["hooks"][0]["command"]
+            row(f"hooks.json {event} command via sh -c (as Claude Code runs it)", ["sh", "-c", command],
+                stdin=stdin, env=cc_env, rounds=args.rounds)
         if args.yr:
             found = [os.path.join(d, "lc-cache-lookup") for d, _, files in os.walk(args.yr)
                      if "lc-cache-lookup" in files and ".git" not in d]
             if found:
-                results.append(compare("yellow-research lc-cache-lookup react", ["bash", found[0], "react"],
-                                       env=env, rounds=args.rounds))
+                row("yellow-research lc-cache-lookup react", ["bash", found[0], "react"],
+                                       env=env, rounds=args.rounds)
             else:
                 print(f"yellow-research: no lc-cache-lookup under {args.yr}; skipped")
-        if not args.skip_mcp:
+        if not args.skip_mcp and (args.only is None or args.only in "memhooks mcp"):
             results.append(mcp_initialize_ms(plugin_env, args.rounds))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -58,7 +58,7 @@ def test_one_dependency_list():
     check the same modules."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["dependencies"] == [req for req, _module in deps.REQUIREMENTS]
-    assert bootstrap.DEPS == deps.MODULES == doctor.DEPS
+    assert bootstrap.dependency_modules() == deps.MODULES == doctor.DEPS
     assert "platformdirs" not in " ".join(project["dependencies"])
 
 

@@ -76,6 +76,17 @@ def _check(trace: Path, expect: set[str]) -> None:
                 assert not NOT_ON_LOOKUPS & set(mods), (cmd, sorted(NOT_ON_LOOKUPS & set(mods)))
 
 
+def _wait_for_trace(trace: Path, label: str, timeout: float = 30) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if trace.exists() and label in _traces(trace):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {label!r} run was traced in {timeout} s")
+
+
 def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
     def shim(rel, *args, stdin=""):
         proc = subprocess.run(["bash", str(ROOT / rel), *args], input=stdin, text=True, env=env,
@@ -94,12 +105,16 @@ def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
     first = shim("hooks/session-start", stdin=_start(env["CLAUDE_PROJECT_DIR"]))
     second = shim("hooks/session-start", stdin=_start(env["CLAUDE_PROJECT_DIR"]))
     assert "/facebook/react" in first and "/facebook/react" in second
-    _check(tmp_path / "trace", HOT)
+    # The answered SessionStart journals its event in a forked child after answering: wait
+    # for that child's trace, and check it too.
+    _wait_for_trace(tmp_path / "trace", "session-start-journal")
+    _check(tmp_path / "trace", HOT | {"session-start-journal"})
     # The second SessionStart (lockfiles unchanged) answered without handing over.
     traces = _traces(tmp_path / "trace")
     assert len(traces.get("session-warm", [])) == 1
     # ... and, like the capture hook, without json, re or enum (the unchanged fast path).
     for name, mods in (("session-start", traces["session-start"][-1]),
+                       ("session-start-journal", traces["session-start-journal"][-1]),
                        *(("post-tool-use", m) for m in traces["post-tool-use"])):
         assert not {"json", "re", "enum", "datetime"} & set(mods), (name, sorted({"json", "re", "enum"} & set(mods)))
 
@@ -114,7 +129,8 @@ def test_installed_commands_stay_on_the_standard_library(env, tmp_path):
         proc = subprocess.run(["bash", "-c", command], input=stdin, text=True, env=env,
                               capture_output=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
-    _check(tmp_path / "trace", {"post-tool-use", "pre-tool-use", "session-start"})
+    _wait_for_trace(tmp_path / "trace", "session-start-journal")  # the second one answered
+    _check(tmp_path / "trace", {"post-tool-use", "pre-tool-use", "session-start", "session-start-journal"})
 
 
 def test_console_scripts_add_only_the_standard_library(env, tmp_path):

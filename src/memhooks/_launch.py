@@ -167,16 +167,11 @@ def _leave(code) -> None:
 
 
 def _trace_imports(cmd=None):
-    """MEMHOOKS_TRACE_IMPORTS=FILE: write the modules this run imported (tests check that the
-    hot paths stay on the standard library, under the shims exactly as installed)."""
-    target = os.environ.get("MEMHOOKS_TRACE_IMPORTS", "")
-    if target:
-        try:
-            with open(target, "a") as fh:
-                label = cmd or (sys.argv[1] if len(sys.argv) > 1 else "")
-                fh.write(" ".join([label] + sorted(sys.modules)) + "\n")
-        except OSError:
-            pass
+    """MEMHOOKS_TRACE_IMPORTS=FILE: write the modules this run imported (see memhooks._tracing)."""
+    if os.environ.get("MEMHOOKS_TRACE_IMPORTS"):
+        from memhooks._tracing import trace_imports
+
+        trace_imports(cmd or (sys.argv[1] if len(sys.argv) > 1 else ""))
 
 
 def run(argv) -> None:

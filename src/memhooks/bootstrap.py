@@ -34,7 +34,17 @@ def _dependency_modules():
     return tuple(scope["MODULES"])
 
 
-DEPS = _dependency_modules()
+_DEPS = []
+
+
+def dependency_modules():
+    """The dependencies' import names (read once, when a python is probed: compiling deps.py
+    on every import cost SessionStart ~2 ms)."""
+    if not _DEPS:
+        _DEPS.extend(_dependency_modules())
+    return tuple(_DEPS)
+
+
 MIN = (3, 11)
 MARKER = "python.marker"
 VENV = "venv"
@@ -45,7 +55,7 @@ NOTICE_NO_PYTHON = "notice-no-python"
 NOTICE_VENV_FAILED = "notice-venv-failed"
 CANDIDATES = ("python3", "python3.14", "python3.13", "python3.12", "python3.11")
 
-PROBE = (
+PROBE_TEMPLATE = (
     "import sys\n"
     "v = sys.version_info\n"
     "if v < (%d, %d):\n"
@@ -53,7 +63,11 @@ PROBE = (
     "import importlib.util\n"
     "missing = [m for m in %r if importlib.util.find_spec(m) is None]\n"
     "print(('missing ' + ','.join(missing) if missing else 'ok') + ' ' + sys.executable)\n"
-) % (MIN[0], MIN[1], DEPS)
+)
+
+
+def probe_code():
+    return PROBE_TEMPLATE % (MIN[0], MIN[1], dependency_modules())
 
 
 def plugin_root():
@@ -138,7 +152,7 @@ def probe(python, timeout=15):
     import subprocess
 
     try:
-        proc = subprocess.run([python, "-c", PROBE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.run([python, "-c", probe_code()], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, timeout=timeout, cwd="/")
         words = proc.stdout.decode("utf-8", "replace").strip().split(" ", 2)
     except Exception as exc:

@@ -12,13 +12,21 @@ import sys
 
 
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
-    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id).
-    A call of a tool memhooks does not capture is journaled as metadata only."""
-    from memhooks.capture.journal import metadata_only, prepare, read_capped
-    from memhooks.config import db_path, project_dir
+    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id)."""
+    from memhooks.capture.journal import read_capped
+    from memhooks.config import db_path
 
-    db = db_path()
     raw, total = read_capped(sys.stdin.buffer)
+    db = db_path()
+    return db, _journal(db, raw, total, hook_event_name)
+
+
+def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
+    """Journal one payload; spool it if the journal is unusable. Returns the event id (None
+    when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
+    from memhooks.capture.journal import metadata_only, prepare
+    from memhooks.config import project_dir
+
     state = None
     meta = metadata_only(raw, total, hook_event_name)
     if meta is not None:
@@ -32,21 +40,24 @@ def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
     project = project_dir()
     try:
         from memhooks.capture.journal import append
-        from memhooks.store.connect import closing, connect_journal
+        from memhooks.store.connect import connect_journal
 
         for attempt in (1, 2):
-            with closing(connect_journal(db)) as conn:
-                try:
-                    event_id = append(conn, payload, size=total, project=project, error=error,
-                                      hook_event_name=hook_event_name, state=state)
-                    return db, event_id
-                except Exception as exc:  # noqa: BLE001
-                    # Damaged pages met by the insert itself: move the journal aside, once.
-                    from memhooks.store import health
+            conn = connect_journal(db)
+            try:
+                event_id = append(conn, payload, size=total, project=project, error=error,
+                                  hook_event_name=hook_event_name, state=state)
+            except Exception as exc:  # noqa: BLE001
+                conn.close()
+                # Damaged pages met by the insert itself: move the journal aside, once.
+                from memhooks.store import health
 
-                    if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
-                        raise
-        return db, None
+                if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
+                    raise
+                continue
+            _leave_open(conn)
+            return event_id
+        return None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
         from memhooks.capture.journal import spool
         from memhooks.log import log_exception
@@ -58,7 +69,37 @@ def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
             from memhooks.log import log_error
 
             log_error(f"{hook_event_name}: no spool folder is writable; event of {total} bytes lost")
-        return db, None
+        return None
+
+
+_LEFT_OPEN: list = []
+
+
+def _leave_open(conn) -> None:
+    """Keep the journal connection of a hook that is about to end (memhooks._launch._leave
+    exits without the interpreter's teardown). The event is committed; what closing would
+    add is the last connection's WAL checkpoint: two fsyncs and the removal of the -wal and
+    -shm files, which the next hook then creates again (two more fsyncs): ~4 ms of a ~20 ms
+    hook. The ingester this hook starts checkpoints when it closes; a process that ends
+    without closing is a case SQLite is built for (the WAL is the commit)."""
+    _LEFT_OPEN.append(conn)
+
+
+def _other_work(db: str, event_id: int | None) -> bool:
+    """Whether an ingester has anything to do beyond SessionStart events (this one and
+    earlier ones add no answer and wait for the next ingest): other pending events, a reads
+    log to fold, spooled events. A session that answered from tier1 then starts no process."""
+    from memhooks.capture.journal import spool_waiting
+    from memhooks.capture.reads import Taken
+
+    if event_id is None or not _LEFT_OPEN or Taken(db).pending() or spool_waiting(db):
+        return True
+    from memhooks.recall.queries import has_pending
+
+    try:
+        return has_pending(_LEFT_OPEN[-1], besides=event_id, answers_only=True)
+    except Exception:  # noqa: BLE001 - when in doubt, ingest
+        return True
 
 
 def spawn_ingest(db: str) -> bool:
@@ -218,24 +259,31 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
 
 
 def session_start() -> int:
-    """Runs under `python -I -S` with the standard library: journal, answer from tier1 when
-    the lockfiles are unchanged; only a changed project pays for the scan and the API."""
+    """Runs under `python -I -S` with the standard library. Lockfiles unchanged: answer from
+    tier1, then journal the event in a forked child (it adds no answer, so the session need
+    not wait for it). Otherwise journal, then scan and resolve (the python with the
+    dependencies does that). One JSON object on stdout every time."""
     out = notice = None
+    raw, total, answered = b"", 0, False
     try:
+        from memhooks.capture.journal import read_capped
+        from memhooks.config import db_path, project_dir
+
+        raw, total = read_capped(sys.stdin.buffer)
         notice = _ensure_python()
-        db, _ = _journal_stdin("SessionStart")
-        from memhooks.config import project_dir
+        db, project = db_path(), project_dir()
         from memhooks.warm.fastpath import fast_output
 
-        project = project_dir()
         out = fast_output(db, project)
-        if out is None:
+        answered = out is not None
+        if not answered:
+            _journal(db, raw, total, "SessionStart")
             out = _warm_output(db, project)
+            spawn_ingest(db)
         if out is None:  # the warm ran out of time or could not run: say what is cached
             from memhooks.warm.fastpath import status_output
 
             out = status_output(db, project)
-        spawn_ingest(db)
     except BaseException:  # noqa: BLE001
         try:
             from memhooks.log import log_exception
@@ -256,7 +304,57 @@ def session_start() -> int:
             sys.stdout.flush()
         except BaseException:  # noqa: BLE001
             pass
+    if answered:
+        _after_answer(lambda: _journal_answered(raw, total))
     return 0
+
+
+def _journal_answered(raw: bytes, total: int) -> None:
+    """The answered SessionStart's bookkeeping: journal its event, and start an ingester only
+    when there is other work for one (see _other_work)."""
+    from memhooks.config import db_path
+
+    db = db_path()
+    event_id = _journal(db, raw, total, "SessionStart")
+    if _other_work(db, event_id):
+        spawn_ingest(db)
+
+
+def _after_answer(work) -> None:
+    """Run `work` in a forked child, in a session of its own, its stdio on /dev/null, so the
+    hook's process ends (and Claude Code reads its answer) now. Where fork is unavailable or
+    fails, `work` runs here. Never raises; the child never returns."""
+    try:
+        pid = os.fork()
+    except (OSError, AttributeError):
+        pid = -1
+    if pid > 0:
+        return
+    if pid == 0:
+        try:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+        except OSError:
+            pass
+    try:
+        work()
+    except BaseException:  # noqa: BLE001
+        try:
+            from memhooks.log import log_exception
+
+            log_exception("session-start (journal)")
+        except BaseException:  # noqa: BLE001
+            pass
+    if pid == 0:
+        try:
+            from memhooks._tracing import trace_imports
+
+            trace_imports("session-start-journal")  # the tests' check of what it imported
+        except BaseException:  # noqa: BLE001
+            pass
+        os._exit(0)
 
 
 def session_warm() -> int:

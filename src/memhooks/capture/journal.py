@@ -17,7 +17,6 @@ import os
 import time
 
 from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
-from memhooks.redact import redact_bytes
 
 SPOOL_DIR = "spool"
 FAILED_DIR = "failed"
@@ -49,6 +48,8 @@ def _as_text(raw: bytes) -> str:
 
 def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     """(payload text, error) for a raw payload: redacted, or a stub when too big."""
+    from memhooks.redact import redact_bytes  # here: SessionStart reads stdin before it forks
+
     if total > MAX_EVENT_BYTES:
         import json
 
@@ -237,6 +238,18 @@ def _spool_dirs(db: str) -> list[str]:
     from memhooks.files import fallback_dirs
 
     return [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]
+
+
+def spool_waiting(db: str) -> bool:
+    """Whether a spool folder of this store holds an event file not yet journaled."""
+    for folder in _spool_dirs(db):
+        try:
+            with os.scandir(folder) as it:
+                if any(e.name.endswith(".json") for e in it):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def spool(db: str, payload: str, *, size: int, project: str | None, error: str | None,

@@ -151,7 +151,8 @@ def _open_read(db: str):
 
 
 def _journal_pending(db: str) -> bool:
-    """Whether the journal holds events not yet ingested (read-only; no journal, no events)."""
+    """Whether the journal holds events not yet ingested that could answer a lookup
+    (read-only; no journal, no events)."""
     import sqlite3
 
     from memhooks.config import journal_path
@@ -162,7 +163,7 @@ def _journal_pending(db: str) -> bool:
         return False
     try:
         with closing(connect_reader(path)) as conn:
-            return has_pending(conn)
+            return has_pending(conn, answers_only=True)
     except sqlite3.Error:
         return False
 

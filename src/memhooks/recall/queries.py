@@ -152,9 +152,16 @@ def document_count(conn) -> int:
     return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
 
-def has_pending(conn) -> bool:
-    """Whether any journaled event waits to be ingested."""
-    return conn.execute("SELECT 1 FROM events WHERE state = 'pending' LIMIT 1").fetchone() is not None
+def has_pending(conn, *, besides: int | None = None, answers_only: bool = False) -> bool:
+    """Whether any journaled event waits to be ingested: any but the event `besides`, and,
+    with `answers_only`, only events that can add an answer (a SessionStart never does)."""
+    sql = "SELECT 1 FROM events WHERE state = 'pending'"
+    params: tuple = ()
+    if besides is not None:
+        sql, params = sql + " AND id <> ?", (besides,)
+    if answers_only:
+        sql += " AND coalesce(hook_event_name, '') <> 'SessionStart'"
+    return conn.execute(sql + " LIMIT 1", params).fetchone() is not None
 
 
 def pending_events(conn, after_id: int, limit: int) -> list:

@@ -8,6 +8,7 @@ tier1 without scanning and without network. Otherwise memhooks.warm.resolve runs
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 
 from memhooks._jsonlite import loads
@@ -53,14 +54,18 @@ def fast_answer(conn, project: str) -> str | None:
 def fast_output(db: str, project: str) -> str | None:
     """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
     or None when a warm is needed."""
-    from memhooks.store.connect import closing, connect, is_current
+    from memhooks.store.connect import closing, connect_reader, is_current
 
-    if not project or not os.path.isdir(project):
+    if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
-    with closing(connect(db, migrate=False)) as conn:  # a hot path never migrates
-        if not is_current(conn):
-            return None  # new or behind: the full interpreter migrates and warms
-        context = fast_answer(conn, project)
+    try:
+        # Only reads: no journal attached, nothing to checkpoint. A hot path never migrates.
+        with closing(connect_reader(db)) as conn:
+            if not is_current(conn):
+                return None  # new or behind: the full interpreter migrates and warms
+            context = fast_answer(conn, project)
+    except sqlite3.Error:
+        return None  # damaged or unreadable as it is: the full interpreter heals and warms
     return hook_json(context) if context is not None else None
 
 
