@@ -166,11 +166,22 @@ def main() -> None:
             row(f"hooks.json {event} command via sh -c (as Claude Code runs it)", ["sh", "-c", command],
                 stdin=stdin, env=cc_env, rounds=args.rounds)
         if args.yr:
-            found = [os.path.join(d, "lc-cache-lookup") for d, _, files in os.walk(args.yr)
-                     if "lc-cache-lookup" in files and ".git" not in d]
+            found = sorted(os.path.join(d, "lc-cache-lookup") for d, _, files in os.walk(args.yr)
+                           if "lc-cache-lookup" in files and ".git" not in d)
             if found:
+                # Its own cache, written by its own lc-cache-write, so that both lookups are hits.
+                yr_env = dict(env, CLAUDE_PLUGIN_DATA=os.path.join(tmp, "yr-data"))
+                os.makedirs(yr_env["CLAUDE_PLUGIN_DATA"])
+                yr_bin = os.path.dirname(found[0])
+                subprocess.run(["bash", os.path.join(yr_bin, "lc-cache-write"), "tier1", "react",
+                                "/facebook/react"], env=yr_env, capture_output=True, timeout=60)
+                hit = subprocess.run(["bash", found[0], "react"], env=yr_env, capture_output=True,
+                                     timeout=60).stdout.strip()
+                print(f"yellow-research ({found[0]}): lookup answers {hit.decode() or '(a miss)'}")
                 row("yellow-research lc-cache-lookup react", ["bash", found[0], "react"],
-                                       env=env, rounds=args.rounds)
+                    env=yr_env, rounds=args.rounds)
+                row("bin/lc-cache-lookup react (again, beside yellow-research's)",
+                    ["bash", shim, "react"], env=plugin_env, rounds=args.rounds)
             else:
                 print(f"yellow-research: no lc-cache-lookup under {args.yr}; skipped")
         if not args.skip_mcp and (args.only is None or args.only in "memhooks mcp"):

@@ -112,3 +112,34 @@ def test_connect_creates_private_files(tmp_path):
     conn.close()
     assert db.stat().st_mode & 0o777 == 0o600
     assert db.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_the_marker_keeps_the_plugin_stamp_by_file_key(tmp_path, monkeypatch):
+    """An unchanged pyproject.toml (same size and mtime) is not read and hashed again at each
+    SessionStart; a changed one is, and a changed stamp re-checks the interpreters."""
+    root, state = tmp_path / "plugin", tmp_path / "state"
+    root.mkdir()
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "memhooks"\n')
+    first = bootstrap.stamp(str(root))
+    marked = f"hot={sys.executable}\nfull={sys.executable}\nstamp={first}\n"
+    state.mkdir()
+    (state / bootstrap.MARKER).write_text(marked)
+    hot, full, status, _ = bootstrap.resolve(str(state), str(root))
+    assert (full, status) == (sys.executable, "ok")
+    key = bootstrap.pyproject_key(str(root))
+    assert (state / bootstrap.MARKER).read_text() == marked + f"pyproject={key}\n"
+    # Same size and mtime, other bytes: the key vouches for the file; it is not hashed again.
+    before = pyproject.stat()
+    pyproject.write_text('[project]\nname = "memhookz"\n')
+    os.utime(pyproject, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert bootstrap.resolve(str(state), str(root))[2] == "ok"
+    assert bootstrap.read_marker(str(state))["stamp"] == first != bootstrap.stamp(str(root))
+    # A real change (a new mtime): the stamp is computed again, does not match, and the
+    # interpreters are looked at afresh (here: only this python, which has the dependencies).
+    monkeypatch.setattr(bootstrap, "candidates", lambda: [sys.executable])
+    pyproject.write_text('[project]\nname = "memhooks"\nversion = "2"\n')
+    assert bootstrap.resolve(str(state), str(root))[2] == "ok"
+    marker = bootstrap.read_marker(str(state))
+    assert marker["stamp"] == bootstrap.stamp(str(root)) != first
+    assert marker["pyproject"] == bootstrap.pyproject_key(str(root)) != key

@@ -1,7 +1,5 @@
 """Settings from the environment (standard library only; used on hot paths)."""
 
-from __future__ import annotations
-
 import os
 import sys
 

@@ -1,8 +1,6 @@
 """Private folders, the fallback folders, and the log line writer (standard library only;
 a leaf: memhooks.config and memhooks.log both build on it)."""
 
-from __future__ import annotations
-
 import os
 import time
 
@@ -96,3 +94,20 @@ def write_log_line(path: str, message: str) -> None:
                 continue
     except Exception:  # noqa: BLE001 - the log must never break a hook
         pass
+
+
+def read_capped(stream, cap: int) -> tuple[bytes, int]:
+    """Read up to `cap` bytes; drain and count the rest. Returns (data, total). (Here, a
+    leaf, so that SessionStart reads its stdin before it imports the journal.)"""
+    data = stream.read(cap + 1)
+    if data is None:
+        return b"", 0
+    total = len(data)
+    if total <= cap:
+        return data, total
+    while True:
+        chunk = stream.read(1024 * 1024)
+        if not chunk:
+            break
+        total += len(chunk)
+    return data[:cap], total

@@ -1,7 +1,5 @@
 """Name and key normalisation (standard library only; used on hot paths)."""
 
-from __future__ import annotations
-
 ECOSYSTEMS = ("npm", "pypi", "go", "crates", "gems", "composer")
 
 

@@ -20,8 +20,6 @@ This module is the engine (trigger prefilter, lazy compile, apply); the rule tab
 ``memhooks.redact_values``.
 """
 
-from __future__ import annotations
-
 from memhooks.redact_rules import _GROUP_NEEDLES, _MAP, _MAP_NEEDLES, RULES
 from memhooks.redact_values import MARK, _Scan
 

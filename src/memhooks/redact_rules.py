@@ -3,8 +3,6 @@ replacement) and the coarse trigger groups checked once per payload. Patterns ar
 here; memhooks.redact compiles a rule only when its triggers are present. Standard library
 only (the capture hook imports it)."""
 
-from __future__ import annotations
-
 from memhooks.redact_values import (
     MARK,
     _assign,

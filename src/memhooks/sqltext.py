@@ -6,8 +6,6 @@ UnicodeEncodeError at the insert. NULs are storable but cut text short in many
 readers. These helpers return text that always binds.
 """
 
-from __future__ import annotations
-
 
 def str_or_none(value):
     """`value` when it is a string, else None (a payload field that may be missing)."""

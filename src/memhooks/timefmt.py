@@ -1,8 +1,6 @@
 """Times as text (standard library only): the one ISO-8601 UTC form the store and the
 readers write."""
 
-from __future__ import annotations
-
 import time
 
 

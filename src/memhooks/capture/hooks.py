@@ -5,8 +5,6 @@ nothing. `session_start`: journal, warm the cache, print one JSON object.
 Both exit 0 on anything; errors go to memhooks.log beside the DB.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -266,10 +264,10 @@ def session_start() -> int:
     out = notice = None
     raw, total, answered = b"", 0, False
     try:
-        from memhooks.capture.journal import read_capped
-        from memhooks.config import db_path, project_dir
+        from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
+        from memhooks.files import read_capped
 
-        raw, total = read_capped(sys.stdin.buffer)
+        raw, total = read_capped(sys.stdin.buffer, MAX_EVENT_BYTES)
         notice = _ensure_python()
         db, project = db_path(), project_dir()
         from memhooks.warm.fastpath import fast_output

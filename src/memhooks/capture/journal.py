@@ -11,8 +11,6 @@ dir), and journaled by the next ingest. A spool file that cannot be journaled
 is moved to `spool/failed/`, never retried forever.
 """
 
-from __future__ import annotations
-
 import os
 import time
 
@@ -28,18 +26,9 @@ _SCAN_NAME_BYTES = 512
 
 def read_capped(stream, cap: int = MAX_EVENT_BYTES) -> tuple[bytes, int]:
     """Read up to `cap` bytes; drain and count the rest. Returns (data, total)."""
-    data = stream.read(cap + 1)
-    if data is None:
-        return b"", 0
-    total = len(data)
-    if total <= cap:
-        return data, total
-    while True:
-        chunk = stream.read(1024 * 1024)
-        if not chunk:
-            break
-        total += len(chunk)
-    return data[:cap], total
+    from memhooks.files import read_capped as read
+
+    return read(stream, cap)
 
 
 def _as_text(raw: bytes) -> str:

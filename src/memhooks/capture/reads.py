@@ -14,8 +14,6 @@ import) for their one append; the fold holds it while it reads, commits and trun
 so a line is never lost or counted twice by a running fold. A log past MAX_BYTES (no ingester has run for a very long time) takes no more lines.
 """
 
-from __future__ import annotations
-
 import os
 import time
 

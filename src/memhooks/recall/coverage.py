@@ -6,8 +6,6 @@ the captured docs. Precision comes first, so there is no fuzzy matching beyond
 the stemmer and a shared prefix of five or more letters.
 """
 
-from __future__ import annotations
-
 _RES = []
 
 

@@ -7,8 +7,6 @@ counted through the reads log (memhooks.capture.reads), which the ingester folds
 the counters. `lookup`/`lookup_docs` (the CLI's and MCP's) count in the store directly.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 import time
@@ -111,7 +109,7 @@ def _answer(db: str, find):
     holds events not yet ingested, or while the store is new or behind the migrations, the
     ingester runs in a child process (it brings the store up to date; this path imports no
     sqlite-utils) and `find` is asked again."""
-    from memhooks.store.connect import closing
+    from memhooks.store.reader import closing
 
     for attempt in (1, 2):
         conn = _open_read(db)
@@ -131,7 +129,7 @@ def _open_read(db: str):
     A file the read-only open cannot use (damaged, say) takes the full open, which heals."""
     import sqlite3
 
-    from memhooks.store.connect import connect, connect_reader, is_current
+    from memhooks.store.reader import connect_reader, is_current
 
     if not os.path.isfile(db):
         return None
@@ -147,6 +145,8 @@ def _open_read(db: str):
         return None
     except sqlite3.Error:
         pass
+    from memhooks.store.connect import connect
+
     return _open_current(db, connect)
 
 
@@ -156,7 +156,7 @@ def _journal_pending(db: str) -> bool:
     import sqlite3
 
     from memhooks.config import journal_path
-    from memhooks.store.connect import closing, connect_reader
+    from memhooks.store.reader import closing, connect_reader
 
     path = journal_path(db)
     if not os.path.isfile(path):

@@ -10,8 +10,6 @@ parameter; the only text joined into a statement is built here from constants
 (placeholders, column lists, scope conditions).
 """
 
-from __future__ import annotations
-
 import sqlite3
 import time
 

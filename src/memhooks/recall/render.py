@@ -20,8 +20,6 @@ into what is shown: citations, JSON with every captured field made safe, and the
 of `memhooks search/show` and the MCP tools.
 """
 
-from __future__ import annotations
-
 import time
 
 from memhooks._jsonlite import loads_object

@@ -19,8 +19,6 @@ model as the tool's result), or nothing, which lets the call run. An identical
 call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
 """
 
-from __future__ import annotations
-
 import os
 import sqlite3
 import sys

@@ -14,19 +14,18 @@ new or behind is theirs to hand over, never to migrate. A file SQLite reports as
 replaced (see memhooks.store.health): the projections are rebuilt from the journal.
 """
 
-from __future__ import annotations
-
 import os
 import sqlite3
 
+from memhooks.store.reader import closing as closing  # the store's users close with it
+from memhooks.store.reader import connect_reader as connect_reader  # the hot paths' read
+from memhooks.store.reader import is_current as is_current
 from memhooks.store.sqlite_file import (
-    BUSY_TIMEOUT_MS,
     ensure_journal_schema,
     ensure_wal,
     open_file,
     prepare_file,
 )
-from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import transaction as transaction  # and write with it
 
 
@@ -87,22 +86,6 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
     return conn
 
 
-def connect_reader(path: str) -> sqlite3.Connection:
-    """One store file opened read-only, nothing attached (a lookup's hit): no write, so no
-    WAL checkpoint or file removal when it closes, and no journal opened for nothing.
-    Raises sqlite3.Error when it cannot be read so (callers fall back to `connect`)."""
-    absolute = os.path.abspath(path)
-    quoted = absolute.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    conn = sqlite3.connect(f"file://{quoted}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                           isolation_level=None)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
 def connect_journal(db: str | None = None) -> sqlite3.Connection:
     """The journal alone (the capture hook's one insert). A damaged journal is moved
     aside and capture goes on in a fresh one."""
@@ -134,11 +117,3 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     from memhooks.store.migrate import migrate
 
     return migrate(conn)
-
-
-def is_current(conn: sqlite3.Connection) -> bool:
-    """Whether the projections have every migration (one pragma read). A hot path opens the
-    store with `migrate=False` and treats a store that is not current as having nothing."""
-    from memhooks.store.migrations import SCHEMA_VERSION
-
-    return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION

@@ -11,8 +11,6 @@ This module imports nothing but the standard library: the hot paths read
 Never edit the effect of, rename or reorder a function here; add a new one at the end.
 """
 
-from __future__ import annotations
-
 MIGRATIONS: list = []  # of functions (sqlite_utils.Database) -> None; no typing import on hot paths
 migration = MIGRATIONS.append
 

@@ -4,8 +4,6 @@ Every write goes through SQL parameters. Text is redacted here, the one choke
 point before anything reaches a projection. Callers own the transaction.
 """
 
-from __future__ import annotations
-
 import time
 
 from memhooks.names import library_key, loose_key, normalize, topic_key

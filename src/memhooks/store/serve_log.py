@@ -6,8 +6,6 @@ was let through to the live tool (`'insisted'`). It backs two things: the
 and the serving part of `memhooks stats`. Callers own the transaction.
 """
 
-from __future__ import annotations
-
 import time
 
 BYTES_PER_TOKEN = 4  # rough estimate used for "tokens saved"

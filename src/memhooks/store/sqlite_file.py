@@ -2,13 +2,13 @@
 private folder, WAL, the busy timeout; the journal's schema; `transaction`.
 memhooks.store.connect (the store as a whole) and memhooks.store.health (healing) build on it."""
 
-from __future__ import annotations
-
 import os
 import sqlite3
 import time
 
-BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
+from memhooks.store.reader import BUSY_TIMEOUT_MS
+from memhooks.store.reader import closing as closing  # the store's users close with it
+
 JOURNAL_SCHEMA_VERSION = 2
 
 
@@ -166,19 +166,4 @@ class transaction:
                 self.conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-        return False
-
-
-class closing:
-    """`with closing(connect(db)) as conn:` closes the connection on the way out, whatever
-    happens (contextlib.closing, without importing contextlib on the hot paths)."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        self.conn.close()
         return False

@@ -1,8 +1,6 @@
 """What SessionStart tells the agent: the context text, the hook's JSON, and whether the
 Context7 API is backing off (standard library only; the fast path and the warm share it)."""
 
-from __future__ import annotations
-
 import os
 import time
 

@@ -5,8 +5,6 @@ has a fresh tier1 entry (or the network is off limits), the answer comes from
 tier1 without scanning and without network. Otherwise memhooks.warm.resolve runs.
 """
 
-from __future__ import annotations
-
 import os
 import sqlite3
 import time
@@ -54,7 +52,7 @@ def fast_answer(conn, project: str) -> str | None:
 def fast_output(db: str, project: str) -> str | None:
     """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
     or None when a warm is needed."""
-    from memhooks.store.connect import closing, connect_reader, is_current
+    from memhooks.store.reader import closing, connect_reader, is_current
 
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None

@@ -7,8 +7,6 @@ fingerprint is the listing itself (a few KB), compared exactly: no hash import
 on the fast path, and no collisions.
 """
 
-from __future__ import annotations
-
 import os
 
 

@@ -1,0 +1,45 @@
+"""A store file opened to read: alone, read-only, nothing attached (standard library only).
+
+The lookups (lc-cache-lookup*) and the SessionStart fast path only read: they open the
+projections with `connect_reader`, which writes nothing (so no WAL checkpoint or file
+removal when it closes), and check `is_current` before trusting what they read. A leaf:
+memhooks.store.sqlite_file and memhooks.store.connect build on it.
+"""
+
+import os
+import sqlite3
+
+BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
+
+
+def connect_reader(path: str) -> sqlite3.Connection:
+    """One store file opened read-only. Raises sqlite3.Error when it cannot be read so
+    (callers fall back to memhooks.store.connect.connect, which heals)."""
+    absolute = os.path.abspath(path)
+    quoted = absolute.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    # timeout= is SQLite's busy timeout for this connection
+    return sqlite3.connect(f"file://{quoted}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None)
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the projections have every migration (one pragma read). A hot path treats a
+    store that is not current as having nothing; the ingester migrates it."""
+    from memhooks.store.migrations import SCHEMA_VERSION
+
+    return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION
+
+
+class closing:
+    """`with closing(connect(db)) as conn:` closes the connection on the way out, whatever
+    happens (contextlib.closing, without importing contextlib on the hot paths)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.conn.close()
+        return False
