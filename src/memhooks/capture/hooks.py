@@ -262,7 +262,7 @@ def session_start() -> int:
     not wait for it). Otherwise journal, then scan and resolve (the python with the
     dependencies does that). One JSON object on stdout every time."""
     out = notice = None
-    raw, total, answered = b"", 0, False
+    raw, total, journaled = b"", 0, False
     try:
         from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
         from memhooks.files import read_capped
@@ -273,8 +273,8 @@ def session_start() -> int:
         from memhooks.warm.fastpath import fast_output
 
         out = fast_output(db, project)
-        answered = out is not None
-        if not answered:
+        if out is None:
+            journaled = True
             _journal(db, raw, total, "SessionStart")
             out = _warm_output(db, project)
             spawn_ingest(db)
@@ -302,7 +302,7 @@ def session_start() -> int:
             sys.stdout.flush()
         except BaseException:  # noqa: BLE001
             pass
-    if answered:
+    if not journaled:  # answered from tier1 (or failed before journaling): journal it now
         _after_answer(lambda: _journal_answered(raw, total))
     return 0
 
