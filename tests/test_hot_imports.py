@@ -180,8 +180,8 @@ def test_lean_sqlite3_falls_back_to_the_package_for_anything_else():
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
-        "from memhooks import _launch\n"
-        "_launch._lean_sqlite3()\n"
+        "from memhooks import _lean\n"
+        "_lean.lean_sqlite3()\n"
         "import sqlite3\n"
         "assert 'datetime' not in sys.modules and 'sqlite3.dbapi2' not in sys.modules\n"
         "conn = sqlite3.connect(':memory:')\n"
@@ -203,8 +203,8 @@ def test_sqlite3_loads_without_functools_and_its_statement_cache_works():
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
-        "from memhooks import _launch\n"
-        "_launch._lean_sqlite3()\n"
+        "from memhooks import _lean\n"
+        "_lean.lean_sqlite3()\n"
         "assert 'functools' not in sys.modules and 'collections' not in sys.modules, sorted(sys.modules)\n"
         "import sqlite3\n"
         "conn = sqlite3.connect(':memory:', cached_statements=4)\n"

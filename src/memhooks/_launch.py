@@ -30,68 +30,6 @@ def _record_interpreter():
         pass
 
 
-def _lean_sqlite3():
-    """Hot paths get the C module `_sqlite3` under the name `sqlite3`. The `sqlite3` package
-    adds only the datetime adapters and converters (deprecated since 3.12; memhooks stores
-    epochs and text) and costs `datetime` + `collections.abc`, about 1.5 ms, a tenth of a
-    hook run. The C module has all the hot paths use (connect, Connection, Cursor, Row, the
-    errors); anything else (dbapi2, Binary, ...) loads the real package on first use."""
-    if "sqlite3" in sys.modules:
-        return
-    try:
-        _sqlite3 = _import_sqlite3_c()
-    except ImportError:
-        return
-    lean = type(sys)("sqlite3", _sqlite3.__doc__)
-    lean.__dict__.update((k, v) for k, v in vars(_sqlite3).items() if not k.startswith("__"))
-    lean.__file__ = getattr(_sqlite3, "__file__", None)
-
-    def __getattr__(name):
-        if sys.modules.get("sqlite3") is lean:
-            del sys.modules["sqlite3"]
-        import importlib
-
-        return getattr(importlib.import_module("sqlite3"), name)
-
-    lean.__getattr__ = __getattr__
-    sys.modules["sqlite3"] = lean
-
-
-def _import_sqlite3_c():
-    """`import _sqlite3` without `functools`. The C module's init takes
-    `functools.lru_cache` for its statement cache, and `functools` brings `collections`,
-    `keyword`, `operator`, `reprlib` and `types`: about 3-4 ms, a third of a lookup. The
-    cache needs only what `lru_cache(n)(fn)` returns, and that is the C
-    `_functools._lru_cache_wrapper` (cache_info's named tuple aside, which sqlite never
-    calls). So a stand-in `functools` with that one function is in place while the module
-    initialises, and gone after: any later `import functools` gets the real one."""
-    if "functools" in sys.modules or "_sqlite3" in sys.modules:
-        import _sqlite3
-
-        return _sqlite3
-    try:
-        import _functools
-
-        wrapper = _functools._lru_cache_wrapper
-    except (ImportError, AttributeError):
-        import _sqlite3
-
-        return _sqlite3
-
-    def lru_cache(maxsize=128, typed=False):  # sqlite passes its cached_statements, an int
-        return lambda fn: wrapper(fn, max(int(maxsize), 0), bool(typed), tuple)
-
-    stand_in = type(sys)("functools")
-    stand_in.lru_cache = lru_cache
-    sys.modules["functools"] = stand_in
-    try:
-        import _sqlite3
-    finally:
-        if sys.modules.get("functools") is stand_in:
-            del sys.modules["functools"]
-    return _sqlite3
-
-
 HOT = ("post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs",
        "lc-cache-write")
 
@@ -112,8 +50,12 @@ def main(argv):
             return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
                                         bootstrap.plugin_root()) and 0
         return 0
-    if cmd in HOT:
-        _lean_sqlite3()
+    if cmd in HOT and cmd != "lc-cache-lookup":
+        # (a lookup answered from the answers file never loads SQLite: lc_cache calls this
+        # only when it asks the store)
+        from memhooks._lean import lean_sqlite3
+
+        lean_sqlite3()
     if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.

@@ -11,12 +11,12 @@ import os
 import sys
 import time
 
-from memhooks.recall.queries import find_tier1, find_tier2, has_pending
-
 # --------------------------------------------------------------------------- lookups
 
 def _find_fresh(conn, find, on_pending):
     """Try `find`; on a miss with pending events, let `on_pending` ingest them, try again."""
+    from memhooks.recall.queries import has_pending
+
     result = find()
     if result is None and on_pending is not None and has_pending(conn):
         on_pending()
@@ -26,6 +26,7 @@ def _find_fresh(conn, find, on_pending):
 
 def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
     """tier1 lookup that counts a hit or a miss."""
+    from memhooks.recall.queries import find_tier1
     from memhooks.store.connect import transaction
     from memhooks.store.projections import count
 
@@ -38,6 +39,7 @@ def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
                 on_pending=None) -> tuple[int, str] | None:
     """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
+    from memhooks.recall.queries import find_tier2
     from memhooks.store.connect import transaction
     from memhooks.store.projections import count, touch_documents
 
@@ -156,6 +158,7 @@ def _journal_pending(db: str) -> bool:
     import sqlite3
 
     from memhooks.config import journal_path
+    from memhooks.recall.queries import has_pending
     from memhooks.store.reader import closing, connect_reader
 
     path = journal_path(db)
@@ -231,12 +234,23 @@ def _cmd_lookup(args: list[str]) -> None:
     if store is None:
         return
     from memhooks.capture.reads import note
+    from memhooks.store.answers import project_answer
 
     db, project = store
-    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
-    note(db, "tier1", "hit" if hit else "miss", project)
-    if hit:
-        _emit(hit["library_id"])
+    # This project's own answer, from the answers file while it is current (no SQLite);
+    # anything else from the store.
+    library_id = project_answer(db, project, args[0])
+    if library_id is None:
+        from memhooks._lean import lean_sqlite3
+
+        lean_sqlite3()
+        from memhooks.recall.queries import find_tier1
+
+        hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
+        library_id = hit["library_id"] if hit else None
+    note(db, "tier1", "hit" if library_id else "miss", project)
+    if library_id:
+        _emit(library_id)
 
 
 def _cmd_lookup_docs(args: list[str]) -> None:
@@ -246,6 +260,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     if store is None:
         return
     from memhooks.capture.reads import note
+    from memhooks.recall.queries import find_tier2
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
@@ -316,6 +331,9 @@ def _cmd_write(args: list[str]) -> None:
     if conn is not None:
         with closing(conn):
             write(conn, record, project)
+        from memhooks.store.answers import vouch
+
+        vouch(db)  # the lookups that follow answer without SQLite
         return
     journal_write(db, record, project)  # new or behind: the ingester applies it
     ingest_now()

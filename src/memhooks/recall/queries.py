@@ -117,6 +117,14 @@ def find_tier2(conn, library_id: str, topic: str,
     return (row["id"], row["content"], row["content_hash"]) if row else None
 
 
+def tier1_answer_rows(conn) -> list:
+    """Every tier1 row with a library ID, by project (memhooks.store.answers writes them
+    to the answers file the lookups read without SQLite)."""
+    return conn.execute(
+        "SELECT project, name_key, loose_key, library_id, expires_at, resolved_at FROM tier1"
+        " WHERE library_id IS NOT NULL ORDER BY project").fetchall()
+
+
 def project_tier1(conn, project: str, name_key: str):
     """This project's tier1 row for a name key (fresh or not), or None."""
     return _rows(

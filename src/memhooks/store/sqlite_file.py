@@ -33,7 +33,7 @@ def _tighten(path: str, mode: int) -> None:
         pass
 
 
-_OURS = ("memhooks", "journal.db", "reads.log", "spool", ".heal.lock", ".ingest.lock")
+_OURS = ("memhooks", "journal.db", "reads.log", "tier1.answers", "spool", ".heal.lock", ".ingest.lock")
 
 
 def _our_folder(path: str) -> bool:

@@ -96,4 +96,7 @@ def session_start_output(db: str, project: str) -> str:
 
             context = warm(conn, project).context
             spawn("pull", db, project)
+    from memhooks.store.answers import vouch
+
+    vouch(db)  # the tier1 this warm wrote, for the lookups that follow
     return hook_json(context)
