@@ -27,7 +27,8 @@ import os
 import time
 
 MAGIC = "memhooks-answers 1"
-MAX_BYTES = 16 * 1024 * 1024
+HEADER_BYTES = 256 * 1024  # the key and a line a project: thousands of projects
+MAX_BYTES = 4 * 1024 * 1024  # one project's rows
 
 
 def answers_path(db: str) -> str:
@@ -122,7 +123,10 @@ def _vouch(db: str) -> bool:
         return False
     if store_key(db) != before:
         return False  # a commit while we read: the next vouch writes it
-    _write(answers_path(db), _render(before, rows))
+    data = _render(before, rows)
+    if data.find(b"\n\n") + 2 > HEADER_BYTES:
+        return False  # more projects than a lookup reads a header for: SQLite answers them
+    _write(answers_path(db), data)
     return True
 
 
@@ -137,6 +141,8 @@ def _render(key: str, rows) -> bytes:
     body, index, offset = [], [], 0
     for project, lines in sections.items():
         chunk = "".join(lines).encode("utf-8", "surrogateescape")
+        if len(chunk) > MAX_BYTES:
+            continue  # a lookup would not read that much: SQLite answers this project
         index.append(f"{_escape(project)}\t{offset}\t{offset + len(chunk)}\n")
         body.append(chunk)
         offset += len(chunk)
@@ -167,23 +173,36 @@ def project_answer(db: str, project: str, name: str, now: float | None = None) -
 
 
 def _project_answer(db: str, project: str, name: str, now: float) -> str | None:
-    data = _head(answers_path(db), MAX_BYTES + 1)
-    if not data or len(data) > MAX_BYTES or not data.startswith(MAGIC.encode() + b"\nkey "):
+    import stat
+
+    try:
+        fd = os.open(answers_path(db), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return None
-    header, sep, body = data.partition(b"\n\n")
-    if not sep:
-        return None
-    lines = header.decode("utf-8", "surrogateescape").split("\n")
-    if lines[1][4:] != store_key(db):
-        return None
-    section = None
-    for line in lines[2:]:
-        parts = line.rsplit("\t", 2)
-        if len(parts) == 3 and _unescape(parts[0]) == project:
-            start, end = int(parts[1]), int(parts[2])
-            if 0 <= start <= end <= len(body):
-                section = body[start:end].decode("utf-8", "surrogateescape")
-            break
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        # The header (the key and one line a project) comes first: read it, then only this
+        # project's rows.
+        head = os.pread(fd, HEADER_BYTES, 0)
+        if not head.startswith(MAGIC.encode() + b"\nkey "):
+            return None
+        end = head.find(b"\n\n")
+        if end < 0:
+            return None
+        lines = head[:end].decode("utf-8", "surrogateescape").split("\n")
+        if lines[1][4:] != store_key(db):
+            return None
+        section = None
+        for line in lines[2:]:
+            parts = line.rsplit("\t", 2)
+            if len(parts) == 3 and _unescape(parts[0]) == project:
+                start, stop = int(parts[1]), int(parts[2])
+                if 0 <= start <= stop and stop - start <= MAX_BYTES:
+                    section = os.pread(fd, stop - start, end + 2 + start).decode("utf-8", "surrogateescape")
+                break
+    finally:
+        os.close(fd)
     if not section:
         return None
     from memhooks.names import lookup_keys, loose_key, valid_library_id
