@@ -50,9 +50,9 @@ def main(argv):
             return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
                                         bootstrap.plugin_root()) and 0
         return 0
-    if cmd in HOT and cmd != "lc-cache-lookup":
-        # (a lookup answered from the answers file never loads SQLite: lc_cache calls this
-        # only when it asks the store)
+    if cmd in HOT and cmd not in ("lc-cache-lookup", "session-start"):
+        # (a lookup or a SessionStart answered from the answers file never loads SQLite:
+        # they call this only when they ask the store)
         from memhooks._lean import lean_sqlite3
 
         lean_sqlite3()

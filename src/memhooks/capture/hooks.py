@@ -274,6 +274,9 @@ def session_start() -> int:
 
         out = fast_output(db, project)
         if out is None:
+            from memhooks._lean import lean_sqlite3
+
+            lean_sqlite3()  # (an answer from the answers file needed no SQLite)
             journaled = True
             _journal(db, raw, total, "SessionStart")
             out = _warm_output(db, project)
@@ -310,8 +313,10 @@ def session_start() -> int:
 def _journal_answered(raw: bytes, total: int) -> None:
     """The answered SessionStart's bookkeeping: journal its event, and start an ingester only
     when there is other work for one (see _other_work)."""
+    from memhooks._lean import lean_sqlite3
     from memhooks.config import db_path
 
+    lean_sqlite3()
     db = db_path()
     event_id = _journal(db, raw, total, "SessionStart")
     if _other_work(db, event_id):

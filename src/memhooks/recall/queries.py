@@ -118,11 +118,16 @@ def find_tier2(conn, library_id: str, topic: str,
 
 
 def tier1_answer_rows(conn) -> list:
-    """Every tier1 row with a library ID, by project (memhooks.store.answers writes them
-    to the answers file the lookups read without SQLite)."""
+    """Every tier1 row, by project (memhooks.store.answers writes them to the answers file
+    that the lookups and the SessionStart fast path read without SQLite)."""
     return conn.execute(
-        "SELECT project, name_key, loose_key, library_id, expires_at, resolved_at FROM tier1"
-        " WHERE library_id IS NOT NULL ORDER BY project").fetchall()
+        "SELECT project, name_key, loose_key, library_id, versioned_id, matched, expires_at,"
+        " resolved_at FROM tier1 ORDER BY project").fetchall()
+
+
+def warm_state_rows(conn) -> list:
+    """Every project's last warm (project, fingerprint, files, dirs, ranked as JSON text)."""
+    return conn.execute("SELECT project, fingerprint, files, dirs, ranked FROM warm_state").fetchall()
 
 
 def project_tier1(conn, project: str, name_key: str):

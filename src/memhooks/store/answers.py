@@ -1,12 +1,13 @@
-"""The answers file: this store's positive tier1 rows outside SQLite, for lookups that only
-read (standard library only).
+"""The answers file: what the lookups and the SessionStart fast path read, outside SQLite
+(standard library only).
 
 `lc-cache-lookup NAME` is run before every Context7 call. Answering it from SQLite costs
 loading `_sqlite3` and libsqlite3, opening the store and parsing its schema: about half of
 what the process costs above the interpreter. So the projection writer also writes
 `tier1.answers` beside the store (`x.tier1.answers` for a store `x.db`): every tier1 row
-with a library ID (project, name key, loose key, ID, expiry, time resolved), grouped by
-project, under a header naming the store's state it was read from.
+and every project's last warm (its fingerprint and ranked names), grouped by project, with
+the document count and the Context7 API's backoff, under a header naming the store's state
+it was read from.
 
 That state is the store's key (`store_key`): the file identity, size, mtime and header of
 `memhooks.db` and, when its WAL holds frames, of the `-wal` file and the wal-index header
@@ -18,15 +19,17 @@ no commit happened since its rows were read, and never otherwise: a store writte
 (a capture ingested, a forget, a direct UPDATE) is answered from SQLite until the next
 vouch (the ingester vouches after every run, lc-cache-write and the warm after theirs).
 
-The file answers what the first two steps of recall.queries.find_tier1 answer: this
-project's fresh row by exact key, then by loose key, the latest resolved first. Anything
-else (another project's answer, a known library, a miss) is asked of SQLite.
+A lookup reads from it what the first two steps of recall.queries.find_tier1 answer:
+this project's fresh row by exact key, then by loose key, the latest resolved first;
+anything else (another project's answer, a known library, a miss) is asked of SQLite.
+SessionStart reads from it what warm.fastpath.fast_answer reads from the store
+(`Snapshot` has the same four reads as `fastpath.StoreView`).
 """
 
 import os
 import time
 
-MAGIC = "memhooks-answers 1"
+MAGIC = "memhooks-answers 2"
 HEADER_BYTES = 256 * 1024  # the key and a line a project: thousands of projects
 MAX_BYTES = 4 * 1024 * 1024  # one project's rows
 
@@ -108,8 +111,9 @@ def vouch(db: str) -> bool:
 def _vouch(db: str) -> bool:
     import sqlite3
 
-    from memhooks.recall.queries import tier1_answer_rows
+    from memhooks.recall.queries import api_state, document_count, tier1_answer_rows, warm_state_rows
     from memhooks.store.reader import closing, connect_reader, is_current
+    from memhooks.warm.context import RETRY_KEY
 
     before = store_key(db)
     if before is None:
@@ -118,36 +122,46 @@ def _vouch(db: str) -> bool:
         with closing(connect_reader(db)) as conn:
             if not is_current(conn):
                 return False
-            rows = tier1_answer_rows(conn)
+            tier1, warms = tier1_answer_rows(conn), warm_state_rows(conn)
+            api, documents = api_state(conn, RETRY_KEY), document_count(conn)
     except sqlite3.Error:
         return False
     if store_key(db) != before:
         return False  # a commit while we read: the next vouch writes it
-    data = _render(before, rows)
+    data = _render(before, tier1, warms, api, documents)
     if data.find(b"\n\n") + 2 > HEADER_BYTES:
         return False  # more projects than a lookup reads a header for: SQLite answers them
     _write(answers_path(db), data)
     return True
 
 
-def _render(key: str, rows) -> bytes:
+def _num(value) -> str:
+    return repr(float(value or 0))
+
+
+def _render(key: str, tier1, warms, api, documents: int) -> bytes:
     sections: dict[str, list[str]] = {}
-    for project, name_key, loose, library_id, expires_at, resolved_at in rows:
-        if not library_id:
-            continue
+    for project, name_key, loose, library_id, versioned_id, matched, expires_at, resolved_at in tier1:
         sections.setdefault(project or "", []).append("\t".join((
-            _escape(name_key or ""), _escape(loose or ""), _escape(library_id),
-            repr(float(expires_at or 0)), repr(float(resolved_at or 0)))) + "\n")
-    body, index, offset = [], [], 0
+            "t", _escape(name_key or ""), _escape(loose or ""), _escape(library_id or ""),
+            _escape(versioned_id or ""), _escape(matched or ""), _num(expires_at),
+            _num(resolved_at))) + "\n")
+    for project, fingerprint, files, dirs, ranked in warms:
+        sections.setdefault(project or "", []).append("\t".join((
+            "w", _escape(fingerprint or ""), _escape(files or "[]"), _escape(dirs or "[]"),
+            _escape(ranked or "[]"))) + "\n")
+    head = [MAGIC, f"key {key}", f"documents {int(documents)}"]
+    if api is not None:
+        head.append(f"api {_escape(str(api['value'] or ''))}\t{_num(api['until'])}")
+    body, offset = [], 0
     for project, lines in sections.items():
         chunk = "".join(lines).encode("utf-8", "surrogateescape")
         if len(chunk) > MAX_BYTES:
-            continue  # a lookup would not read that much: SQLite answers this project
-        index.append(f"{_escape(project)}\t{offset}\t{offset + len(chunk)}\n")
+            continue  # a reader would not read that much: SQLite answers this project
+        head.append(f"p {_escape(project)}\t{offset}\t{offset + len(chunk)}")
         body.append(chunk)
         offset += len(chunk)
-    header = f"{MAGIC}\nkey {key}\n" + "".join(index) + "\n"
-    return header.encode("utf-8", "surrogateescape") + b"".join(body)
+    return ("\n".join(head) + "\n\n").encode("utf-8", "surrogateescape") + b"".join(body)
 
 
 def _write(path: str, data: bytes) -> None:
@@ -162,17 +176,39 @@ def _write(path: str, data: bytes) -> None:
 
 # --------------------------------------------------------------------------- the reader
 
-def project_answer(db: str, project: str, name: str, now: float | None = None) -> str | None:
-    """The library ID find_tier1 answers for `name` in `project` from this project's own
-    rows, read from the answers file; None when the file cannot answer (missing, written
-    before the store's last commit, no such fresh row): the caller asks SQLite."""
+class Snapshot:
+    """One project's part of a current answers file, with the reads fast_answer makes
+    (the same four as warm.fastpath.StoreView makes of the store)."""
+
+    def __init__(self, documents: int, api: dict | None, tier1: dict, warm: dict | None):
+        self._documents, self._api, self._tier1, self._warm = documents, api, tier1, warm
+
+    def warm_state(self, project: str) -> dict | None:
+        return self._warm
+
+    def tier1(self, project: str, name_key: str) -> dict | None:
+        return self._tier1.get(name_key)
+
+    def api_row(self) -> dict | None:
+        return self._api
+
+    def documents(self) -> int:
+        return self._documents
+
+    def rows(self):
+        return self._tier1.values()
+
+
+def snapshot(db: str, project: str) -> Snapshot | None:
+    """This project's part of the answers file while the file is current, else None (the
+    caller reads the store). Never raises."""
     try:
-        return _project_answer(db, project, name, time.time() if now is None else now)
+        return _snapshot(db, project)
     except Exception:  # noqa: BLE001 - the SQLite path answers instead
         return None
 
 
-def _project_answer(db: str, project: str, name: str, now: float) -> str | None:
+def _snapshot(db: str, project: str) -> Snapshot | None:
     import stat
 
     try:
@@ -182,8 +218,8 @@ def _project_answer(db: str, project: str, name: str, now: float) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        # The header (the key and one line a project) comes first: read it, then only this
-        # project's rows.
+        # The header (the key, the counts, a line a project) comes first: read it, then only
+        # this project's lines.
         head = os.pread(fd, HEADER_BYTES, 0)
         if not head.startswith(MAGIC.encode() + b"\nkey "):
             return None
@@ -193,37 +229,65 @@ def _project_answer(db: str, project: str, name: str, now: float) -> str | None:
         lines = head[:end].decode("utf-8", "surrogateescape").split("\n")
         if lines[1][4:] != store_key(db):
             return None
-        section = None
+        documents, api, section = 0, None, ""
         for line in lines[2:]:
-            parts = line.rsplit("\t", 2)
-            if len(parts) == 3 and _unescape(parts[0]) == project:
-                start, stop = int(parts[1]), int(parts[2])
-                if 0 <= start <= stop and stop - start <= MAX_BYTES:
+            kind, _, rest = line.partition(" ")
+            if kind == "documents":
+                documents = int(rest)
+            elif kind == "api":
+                value, until = rest.rsplit("\t", 1)
+                api = {"value": _unescape(value), "until": float(until)}
+            elif kind == "p":
+                name, start, stop = rest.rsplit("\t", 2)
+                if _unescape(name) == project:
+                    start, stop = int(start), int(stop)
+                    if not (0 <= start <= stop and stop - start <= MAX_BYTES):
+                        return None
                     section = os.pread(fd, stop - start, end + 2 + start).decode("utf-8", "surrogateescape")
-                break
+                    if len(section.encode("utf-8", "surrogateescape")) != stop - start:
+                        return None  # cut short: not the file its header describes
     finally:
         os.close(fd)
-    if not section:
-        return None
-    from memhooks.names import lookup_keys, loose_key, valid_library_id
-
-    keys, loose = set(lookup_keys(name)), loose_key(name)
-    exact = by_loose = None
+    tier1, warm = {}, None
     for line in section.split("\n"):
         parts = line.split("\t")
-        if len(parts) != 5:
-            continue
-        expires_at, resolved_at = float(parts[3]), float(parts[4])
-        if not expires_at > now:
-            continue
-        if _unescape(parts[0]) in keys:
-            if exact is None or resolved_at > exact[0]:
-                exact = (resolved_at, parts[2])
-        elif loose and _unescape(parts[1]) == loose:
-            if by_loose is None or resolved_at > by_loose[0]:
-                by_loose = (resolved_at, parts[2])
-    best = exact or by_loose
-    if best is None:
+        if parts[0] == "t" and len(parts) == 8:
+            tier1[_unescape(parts[1])] = {
+                "name_key": _unescape(parts[1]), "loose_key": _unescape(parts[2]),
+                "library_id": _unescape(parts[3]) or None, "versioned_id": _unescape(parts[4]) or None,
+                "matched": _unescape(parts[5]) or None, "expires_at": float(parts[6]),
+                "resolved_at": float(parts[7])}
+        elif parts[0] == "w" and len(parts) == 5:
+            warm = {"fingerprint": _unescape(parts[1]), "files": _unescape(parts[2]),
+                    "dirs": _unescape(parts[3]), "ranked": _unescape(parts[4])}
+    return Snapshot(documents, api, tier1, warm)
+
+
+def project_answer(db: str, project: str, name: str, now: float | None = None) -> str | None:
+    """The library ID find_tier1 answers for `name` in `project` from this project's own
+    rows, read from the answers file; None when the file cannot answer (missing, written
+    before the store's last commit, no such fresh row): the caller asks SQLite."""
+    view = snapshot(db, project)
+    if view is None:
         return None
-    library_id = _unescape(best[1])
-    return library_id if valid_library_id(library_id) else None
+    try:
+        from memhooks.names import lookup_keys, loose_key, valid_library_id
+
+        now = time.time() if now is None else now
+        keys, loose = set(lookup_keys(name)), loose_key(name)
+        exact = by_loose = None
+        for row in view.rows():
+            if not row["library_id"] or not row["expires_at"] > now:
+                continue
+            if row["name_key"] in keys:
+                if exact is None or row["resolved_at"] > exact["resolved_at"]:
+                    exact = row
+            elif loose and row["loose_key"] == loose:
+                if by_loose is None or row["resolved_at"] > by_loose["resolved_at"]:
+                    by_loose = row
+        best = exact or by_loose
+        if best is not None and valid_library_id(best["library_id"]):
+            return best["library_id"]
+    except Exception:  # noqa: BLE001 - the SQLite path answers instead
+        pass
+    return None

@@ -5,7 +5,6 @@ import os
 import time
 
 from memhooks._jsonlite import dumps_str
-from memhooks.recall.queries import api_state, document_count
 
 MAX_CONTEXT = 1500
 HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
@@ -81,10 +80,17 @@ def build_context(entries: list[dict], note: str = "") -> str:
 
 def api_backoff(conn, now: float) -> tuple[str, float] | None:
     """(why, until) while the warm is backing off the Context7 API, else None."""
+    from memhooks.recall.queries import api_state
+
     try:
         row = api_state(conn, RETRY_KEY)
     except Exception:  # noqa: BLE001 - a store without the table: no backoff
         return None
+    return backoff_of(row, now)
+
+
+def backoff_of(row, now: float) -> tuple[str, float] | None:
+    """(why, until) of an api_state row (value, until) still in force at `now`, else None."""
     if not row or not row["until"] or row["until"] <= now:
         return None
     return (str(row["value"] or ""), float(row["until"]))
@@ -93,10 +99,18 @@ def api_backoff(conn, now: float) -> tuple[str, float] | None:
 def status_note(conn, now: float, *, documents: bool = True) -> str:
     """What the agent can still use: cached documents, and whether Context7 is
     rate-limited (or unreachable) until a time. One or two short lines."""
+    from memhooks.recall.queries import document_count
+
+    return note_of(lambda: document_count(conn), api_backoff(conn, now), documents=documents)
+
+
+def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bool = True) -> str:
+    """status_note's text from its parts: `count_documents()` (called only when the note
+    mentions documents) and the API backoff (api_backoff)."""
     parts = []
     if documents:
         try:
-            n = document_count(conn)
+            n = count_documents()
         except Exception:  # noqa: BLE001
             n = 0
         if n:
@@ -105,7 +119,6 @@ def status_note(conn, now: float, *, documents: bool = True) -> str:
                          "before fetching docs again.")
         else:
             parts.append("No documentation is cached yet.")
-    backoff = api_backoff(conn, now)
     if backoff:
         when = time.strftime("%H:%M UTC", time.gmtime(backoff[1]))
         if backoff[0] == "429":
@@ -129,7 +142,11 @@ def api_blocked(conn, now: float, *, retry_unreachable: bool = False) -> bool:
 
     if offline():
         return True
-    backoff = api_backoff(conn, now)
+    return blocked_by(api_backoff(conn, now), retry_unreachable=retry_unreachable)
+
+
+def blocked_by(backoff: tuple[str, float] | None, *, retry_unreachable: bool = False) -> bool:
+    """api_blocked for a known backoff (online)."""
     if backoff is None:
         return False
     # a warm a person asked for retries any fault but a 429 (Retry-After is the API's word)

@@ -6,22 +6,59 @@ tier1 without scanning and without network. Otherwise memhooks.warm.resolve runs
 """
 
 import os
-import sqlite3
 import time
 
 from memhooks._jsonlite import loads
-from memhooks.recall.queries import project_tier1, warm_state
-from memhooks.warm.context import PARTIAL, api_blocked, build_context, hook_json, status_note
+from memhooks.warm.context import (
+    PARTIAL,
+    RETRY_KEY,
+    backoff_of,
+    blocked_by,
+    build_context,
+    hook_json,
+    note_of,
+)
 
 
-def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
+class StoreView:
+    """fast_answer's four reads, from the store (memhooks.store.answers.Snapshot makes the
+    same four from the answers file)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def warm_state(self, project: str):
+        from memhooks.recall.queries import warm_state
+
+        return warm_state(self.conn, project)
+
+    def tier1(self, project: str, name_key: str):
+        from memhooks.recall.queries import project_tier1
+
+        return project_tier1(self.conn, project, name_key)
+
+    def api_row(self):
+        from memhooks.recall.queries import api_state
+
+        try:
+            return api_state(self.conn, RETRY_KEY)
+        except Exception:  # noqa: BLE001 - a store without the table: no backoff
+            return None
+
+    def documents(self) -> int:
+        from memhooks.recall.queries import document_count
+
+        return document_count(self.conn)
+
+
+def tier1_entries(view, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
     from memhooks.names import normalize
 
     entries, complete = [], True
     for dep in ranked:
         key = normalize(dep["name"], dep.get("ecosystem"))
-        row = project_tier1(conn, project, key)
+        row = view.tier1(project, key)
         if row is None or row["expires_at"] <= now:
             complete = False
             continue
@@ -33,29 +70,50 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
+    return answer_from(StoreView(conn), project)
+
+
+def answer_from(view, project: str) -> str | None:
+    """fast_answer over a StoreView or an answers-file Snapshot."""
     from memhooks.warm.fingerprint import fingerprint
 
-    row = warm_state(conn, project)
+    row = view.warm_state(project)
     if row is None:
         return None
     fp = row["fingerprint"]
     if fp == PARTIAL or fingerprint(project, loads(row["files"]), loads(row["dirs"])) != fp:
         return None
     now = time.time()
-    entries, complete = tier1_entries(conn, project, loads(row["ranked"]), now)
-    if not complete and not api_blocked(conn, now):
-        return None
+    entries, complete = tier1_entries(view, project, loads(row["ranked"]), now)
+    backoff = backoff_of(view.api_row(), now)
+    if not complete:
+        from memhooks.config import offline
+
+        if not offline() and not blocked_by(backoff):
+            return None
     resolved = any(e.get("library_id") for e in entries)
-    return build_context(entries, note=status_note(conn, now, documents=not resolved))
+    return build_context(entries, note=note_of(view.documents, backoff, documents=not resolved))
 
 
 def fast_output(db: str, project: str) -> str | None:
     """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
-    or None when a warm is needed."""
-    from memhooks.store.reader import closing, connect_reader, is_current
-
+    or None when a warm is needed. From the answers file while it is current (no SQLite),
+    else from the store, read-only."""
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
+    from memhooks.store.answers import snapshot
+
+    view = snapshot(db, project)
+    if view is not None:
+        context = answer_from(view, project)
+        return hook_json(context) if context is not None else None
+    from memhooks._lean import lean_sqlite3
+
+    lean_sqlite3()
+    import sqlite3
+
+    from memhooks.store.reader import closing, connect_reader, is_current
+
     try:
         # Only reads: no journal attached, nothing to checkpoint. A hot path never migrates.
         with closing(connect_reader(db)) as conn:
@@ -76,6 +134,8 @@ def status_output(db: str, project: str | None = None) -> str:
 
         with closing(connect(db, migrate=False)) as conn:  # also on the hot path: no migrating
             if is_current(conn):
+                from memhooks.warm.context import status_note
+
                 context = build_context([], note=status_note(conn, time.time()))
     except Exception:  # noqa: BLE001 - a hook never breaks the session (the note above stays)
         pass
