@@ -85,6 +85,26 @@ def mcp_initialize_ms(env: dict, rounds: int) -> dict:
     return result
 
 
+def head_to_head(ours, ours_env, theirs, their_env, rounds: int) -> dict:
+    """Both lookups (each a hit in its own cache) alternated in one loop: how many times
+    faster ours is, as the ratio of the medians."""
+    from _timing import run_once
+
+    a, b = [], []
+    for _ in range(3):
+        run_once(ours, env=ours_env)
+        run_once(theirs, env=their_env)
+    for _ in range(max(rounds, 20)):
+        a.append(run_once(ours, env=ours_env))
+        b.append(run_once(theirs, env=their_env))
+    ma, mb = statistics.median(a), statistics.median(b)
+    result = {"label": "bin/lc-cache-lookup vs yellow-research's, alternated", "ours_ms": round(ma * 1000, 2),
+              "theirs_ms": round(mb * 1000, 2), "times_faster": round(mb / ma, 2), "rounds": len(a)}
+    print(f"{result['label']}: ours {result['ours_ms']} ms, theirs {result['theirs_ms']} ms: "
+          f"ours is {result['times_faster']}x faster", flush=True)
+    return result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=30)
@@ -180,8 +200,8 @@ def main() -> None:
                 print(f"yellow-research ({found[0]}): lookup answers {hit.decode() or '(a miss)'}")
                 row("yellow-research lc-cache-lookup react", ["bash", found[0], "react"],
                     env=yr_env, rounds=args.rounds)
-                row("bin/lc-cache-lookup react (again, beside yellow-research's)",
-                    ["bash", shim, "react"], env=plugin_env, rounds=args.rounds)
+                results.append(head_to_head(["bash", shim, "react"], plugin_env,
+                                            ["bash", found[0], "react"], yr_env, args.rounds))
             else:
                 print(f"yellow-research: no lc-cache-lookup under {args.yr}; skipped")
         if not args.skip_mcp and (args.only is None or args.only in "memhooks mcp"):
