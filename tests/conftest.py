@@ -103,6 +103,20 @@ def wait_idle(db, timeout: float = 20) -> None:
             os.close(fd)
 
 
+def plugin_env(tmp_path: Path) -> dict:
+    """The environment of a plugin install in `tmp_path`: a project using react, the plugin's
+    data folder, offline, this python for children, hot-path imports traced to `trace`."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"dependencies": {"react": "^18.3.1"}}))
+    data = tmp_path / "data"
+    data.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMHOOKS_"))}
+    env.update(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(project), MEMHOOKS_OFFLINE="1",
+               MEMHOOKS_PYTHON=sys.executable, MEMHOOKS_TRACE_IMPORTS=str(tmp_path / "trace"))
+    return env
+
+
 HEAVY_MODULES = ("pydantic", "sqlite_utils", "click", "httpx", "mcp", "rich", "anyio")
 
 

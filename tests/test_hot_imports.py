@@ -4,7 +4,6 @@ plugin's shims, through the commands `memhooks install` writes, and as console s
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, plugin_env
 
 HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
 # What the lookups do not need: the sqlite3 package's datetime adapters, enum (re, json,
@@ -36,15 +35,9 @@ def _traces(path: Path) -> dict[str, list[list[str]]]:
 
 @pytest.fixture
 def env(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "package.json").write_text(json.dumps({"dependencies": {"react": "^18.3.1"}}))
-    data = tmp_path / "data"
-    data.mkdir()
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMHOOKS_"))}
-    e.update(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(project), MEMHOOKS_OFFLINE="1",
-             MEMHOOKS_PYTHON=sys.executable, MEMHOOKS_TRACE_IMPORTS=str(tmp_path / "trace"))
-    (data / "python.marker").write_text(f"hot={sys.executable}\nfull={sys.executable}\nstamp=\n")
+    e = plugin_env(tmp_path)
+    marker = Path(e["CLAUDE_PLUGIN_DATA"]) / "python.marker"
+    marker.write_text(f"hot={sys.executable}\nfull={sys.executable}\nstamp=\n")
     return e
 
 

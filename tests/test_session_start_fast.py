@@ -4,7 +4,6 @@ journaled by a forked child after the answer, and no ingester is started for it 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -13,20 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, wait_idle
+from conftest import ROOT, plugin_env, wait_idle
 
 
 @pytest.fixture
 def plugin(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "package.json").write_text(json.dumps({"dependencies": {"react": "^18.3.1"}}))
-    data = tmp_path / "data"
-    data.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMHOOKS_"))}
-    env.update(CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(project), MEMHOOKS_OFFLINE="1",
-               MEMHOOKS_PYTHON=sys.executable, MEMHOOKS_TRACE_IMPORTS=str(tmp_path / "trace"))
-    return env, data, project
+    env = plugin_env(tmp_path)
+    return env, Path(env["CLAUDE_PLUGIN_DATA"]), Path(env["CLAUDE_PROJECT_DIR"])
 
 
 def _run(env, rel, *args, stdin=""):

@@ -79,12 +79,17 @@ JOURNAL_NAME = "journal.db"
 def journal_path(db: str | None = None) -> str:
     """The raw journal beside the store: `journal.db` next to `memhooks.db` (a store with
     another name, `x.db`, has `x.journal.db`)."""
-    db = db or db_path()
-    folder, name = os.path.split(db)
-    if name == DB_NAME:
-        return os.path.join(folder, JOURNAL_NAME)
-    stem = name[:-3] if name.endswith(".db") else name
-    return os.path.join(folder, stem + ".journal.db")
+    return beside(db or db_path(), JOURNAL_NAME)
+
+
+def beside(db: str, name: str) -> str:
+    """A file of the store's next to it: `name` next to `memhooks.db`; `x.<name>` next to a
+    store with another name, `x.db` (so two stores in one folder keep theirs apart)."""
+    folder, base = os.path.split(db)
+    if base == DB_NAME:
+        return os.path.join(folder, name)
+    stem = base[:-3] if base.endswith(".db") else base
+    return os.path.join(folder, f"{stem}.{name}")
 
 
 def store_exists(db: str | None = None) -> bool:

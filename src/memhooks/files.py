@@ -111,3 +111,14 @@ def read_capped(stream, cap: int) -> tuple[bytes, int]:
             break
         total += len(chunk)
     return data[:cap], total
+
+
+def escape_field(text: str) -> str:
+    """One tab-separated field of memhooks' own line files (the reads log, the answers file):
+    `%`, tab, LF and CR percent-escaped, so no value can break a line or a field."""
+    return text.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D")
+
+
+def unescape_field(text: str) -> str:
+    # Every `%` of the original became `%25`, so each code is decoded exactly once.
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%09", "\t").replace("%25", "%")

@@ -17,6 +17,8 @@ so a line is never lost or counted twice by a running fold. A log past MAX_BYTES
 import os
 import time
 
+from memhooks.files import escape_field, unescape_field
+
 KINDS = ("tier1", "tier2")
 OUTCOMES = ("hit", "miss")
 MAX_BYTES = 8 * 1024 * 1024
@@ -25,13 +27,9 @@ MAX_LINE = 64 * 1024
 
 def reads_path(db: str) -> str:
     """`reads.log` next to `memhooks.db` (a store with another name, `x.db`, has `x.reads.log`)."""
-    from memhooks.config import DB_NAME
+    from memhooks.config import beside
 
-    folder, name = os.path.split(db)
-    if name == DB_NAME:
-        return os.path.join(folder, "reads.log")
-    stem = name[:-3] if name.endswith(".db") else name
-    return os.path.join(folder, stem + ".reads.log")
+    return beside(db, "reads.log")
 
 
 def _open(path: str, flags: int):
@@ -61,7 +59,7 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
     try:
         at = time.time() if now is None else now
         digest = content_hash if content_hash and content_hash.isalnum() and len(content_hash) <= 128 else "-"
-        line = f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{_escape(project or '')}\n".encode(
+        line = f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{escape_field(project or '')}\n".encode(
             "utf-8", "surrogateescape")
         if len(line) > MAX_LINE:
             return False
@@ -83,15 +81,6 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
         return False
 
 
-def _escape(text: str) -> str:
-    return text.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D")
-
-
-def _unescape(text: str) -> str:
-    # Every `%` of the original became `%25`, so each code is decoded exactly once.
-    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%09", "\t").replace("%25", "%")
-
-
 def parse(data: bytes) -> list[dict]:
     """The well-formed lines of a reads log; anything else (a torn or planted line) is skipped."""
     out = []
@@ -105,7 +94,7 @@ def parse(data: bytes) -> list[dict]:
             continue
         if at != at or at in (float("inf"), float("-inf")):
             continue
-        project = _unescape(parts[4])
+        project = unescape_field(parts[4])
         digest = parts[3] if parts[3] != "-" and parts[3].isalnum() else ""
         out.append({"kind": parts[0], "outcome": parts[1], "at": at, "content_hash": digest,
                     "project": project})

@@ -29,6 +29,8 @@ SessionStart reads from it what warm.fastpath.fast_answer reads from the store
 import os
 import time
 
+from memhooks.files import escape_field, unescape_field
+
 MAGIC = "memhooks-answers 2"
 HEADER_BYTES = 256 * 1024  # the key and a line a project: thousands of projects
 MAX_BYTES = 4 * 1024 * 1024  # one project's rows
@@ -36,13 +38,9 @@ MAX_BYTES = 4 * 1024 * 1024  # one project's rows
 
 def answers_path(db: str) -> str:
     """`tier1.answers` next to `memhooks.db` (`x.tier1.answers` for a store `x.db`)."""
-    from memhooks.config import DB_NAME
+    from memhooks.config import beside
 
-    folder, name = os.path.split(db)
-    if name == DB_NAME:
-        return os.path.join(folder, "tier1.answers")
-    stem = name[:-3] if name.endswith(".db") else name
-    return os.path.join(folder, stem + ".tier1.answers")
+    return beside(db, "tier1.answers")
 
 
 def _head(path: str, size: int) -> bytes | None:
@@ -85,15 +83,6 @@ def store_key(db: str) -> str | None:
         shm_head = _head(db + "-shm", 96) or b""  # the wal-index header, both copies
         parts += [wal.st_ino, wal.st_size, wal.st_mtime_ns, wal_head.hex(), shm_head.hex()]
     return " ".join(str(p) for p in parts)
-
-
-def _escape(text: str) -> str:
-    return text.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D")
-
-
-def _unescape(text: str) -> str:
-    # Every `%` of the original became `%25`, so each code is decoded exactly once.
-    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%09", "\t").replace("%25", "%")
 
 
 # --------------------------------------------------------------------------- the writer
@@ -143,22 +132,22 @@ def _render(key: str, tier1, warms, api, documents: int) -> bytes:
     sections: dict[str, list[str]] = {}
     for project, name_key, loose, library_id, versioned_id, matched, expires_at, resolved_at in tier1:
         sections.setdefault(project or "", []).append("\t".join((
-            "t", _escape(name_key or ""), _escape(loose or ""), _escape(library_id or ""),
-            _escape(versioned_id or ""), _escape(matched or ""), _num(expires_at),
+            "t", escape_field(name_key or ""), escape_field(loose or ""), escape_field(library_id or ""),
+            escape_field(versioned_id or ""), escape_field(matched or ""), _num(expires_at),
             _num(resolved_at))) + "\n")
     for project, fingerprint, files, dirs, ranked in warms:
         sections.setdefault(project or "", []).append("\t".join((
-            "w", _escape(fingerprint or ""), _escape(files or "[]"), _escape(dirs or "[]"),
-            _escape(ranked or "[]"))) + "\n")
+            "w", escape_field(fingerprint or ""), escape_field(files or "[]"), escape_field(dirs or "[]"),
+            escape_field(ranked or "[]"))) + "\n")
     head = [MAGIC, f"key {key}", f"documents {int(documents)}"]
     if api is not None:
-        head.append(f"api {_escape(str(api['value'] or ''))}\t{_num(api['until'])}")
+        head.append(f"api {escape_field(str(api['value'] or ''))}\t{_num(api['until'])}")
     body, offset = [], 0
     for project, lines in sections.items():
         chunk = "".join(lines).encode("utf-8", "surrogateescape")
         if len(chunk) > MAX_BYTES:
             continue  # a reader would not read that much: SQLite answers this project
-        head.append(f"p {_escape(project)}\t{offset}\t{offset + len(chunk)}")
+        head.append(f"p {escape_field(project)}\t{offset}\t{offset + len(chunk)}")
         body.append(chunk)
         offset += len(chunk)
     return ("\n".join(head) + "\n\n").encode("utf-8", "surrogateescape") + b"".join(body)
@@ -236,10 +225,10 @@ def _snapshot(db: str, project: str) -> Snapshot | None:
                 documents = int(rest)
             elif kind == "api":
                 value, until = rest.rsplit("\t", 1)
-                api = {"value": _unescape(value), "until": float(until)}
+                api = {"value": unescape_field(value), "until": float(until)}
             elif kind == "p":
                 name, start, stop = rest.rsplit("\t", 2)
-                if _unescape(name) == project:
+                if unescape_field(name) == project:
                     start, stop = int(start), int(stop)
                     if not (0 <= start <= stop and stop - start <= MAX_BYTES):
                         return None
@@ -252,14 +241,14 @@ def _snapshot(db: str, project: str) -> Snapshot | None:
     for line in section.split("\n"):
         parts = line.split("\t")
         if parts[0] == "t" and len(parts) == 8:
-            tier1[_unescape(parts[1])] = {
-                "name_key": _unescape(parts[1]), "loose_key": _unescape(parts[2]),
-                "library_id": _unescape(parts[3]) or None, "versioned_id": _unescape(parts[4]) or None,
-                "matched": _unescape(parts[5]) or None, "expires_at": float(parts[6]),
+            tier1[unescape_field(parts[1])] = {
+                "name_key": unescape_field(parts[1]), "loose_key": unescape_field(parts[2]),
+                "library_id": unescape_field(parts[3]) or None, "versioned_id": unescape_field(parts[4]) or None,
+                "matched": unescape_field(parts[5]) or None, "expires_at": float(parts[6]),
                 "resolved_at": float(parts[7])}
         elif parts[0] == "w" and len(parts) == 5:
-            warm = {"fingerprint": _unescape(parts[1]), "files": _unescape(parts[2]),
-                    "dirs": _unescape(parts[3]), "ranked": _unescape(parts[4])}
+            warm = {"fingerprint": unescape_field(parts[1]), "files": unescape_field(parts[2]),
+                    "dirs": unescape_field(parts[3]), "ranked": unescape_field(parts[4])}
     return Snapshot(documents, api, tier1, warm)
 
 
