@@ -267,3 +267,18 @@ def test_session_start_answers_the_same_from_the_file_and_from_the_store(store, 
     assert _json.loads(out)["hookSpecificOutput"]["additionalContext"] == from_file
     parent = [line.split(" ") for line in trace.read_text().splitlines() if line.startswith("session-start ")]
     assert "_sqlite3" not in parent[-1]
+
+
+def test_a_project_too_big_for_the_file_is_answered_from_the_store(store, traced, monkeypatch):
+    """A project whose rows exceed what a reader reads is named in the header as one to ask
+    the store: its lookups and its SessionStart go to SQLite, never to an empty section."""
+    from memhooks.store import answers
+
+    monkeypatch.setattr(answers, "MAX_BYTES", 10)
+    run(WRITE + ["tier1", "react", "/facebook/react"])
+    assert answers.vouch(str(store))
+    project = os.path.realpath(os.environ["CLAUDE_PROJECT_DIR"])
+    header = _answers(store).read_bytes().partition(b"\n\n")[0].decode()
+    assert f"s {project}" in header.split("\n")
+    assert answers.snapshot(str(store), project) is None
+    assert _lookup("react") == b"/facebook/react\n"

@@ -145,8 +145,9 @@ def _render(key: str, tier1, warms, api, documents: int) -> bytes:
     body, offset = [], 0
     for project, lines in sections.items():
         chunk = "".join(lines).encode("utf-8", "surrogateescape")
-        if len(chunk) > MAX_BYTES:
-            continue  # a reader would not read that much: SQLite answers this project
+        if len(chunk) > MAX_BYTES:  # a reader would not read that much: SQLite answers it
+            head.append(f"s {escape_field(project)}")
+            continue
         head.append(f"p {escape_field(project)}\t{offset}\t{offset + len(chunk)}")
         body.append(chunk)
         offset += len(chunk)
@@ -226,6 +227,8 @@ def _snapshot(db: str, project: str) -> Snapshot | None:
             elif kind == "api":
                 value, until = rest.rsplit("\t", 1)
                 api = {"value": unescape_field(value), "until": float(until)}
+            elif kind == "s" and unescape_field(rest) == project:
+                return None  # too much for this file: the store answers this project
             elif kind == "p":
                 name, start, stop = rest.rsplit("\t", 2)
                 if unescape_field(name) == project:
