@@ -303,3 +303,27 @@ def test_write_survives_reindex(store, tmp_path):
     assert run(["memhooks", "reindex"]).returncode == 0
     assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b"written docs\n"
     assert run(SHIM["lc-cache-lookup"] + ["ab"]).stdout == b"/a/b\n"
+
+
+def test_a_lookup_never_hangs_on_a_fold_that_holds_the_reads_log(store):
+    """An ingester stopped in the middle of a fold keeps the reads log locked: the lookup
+    still answers and exits at once (that one answer is not counted)."""
+    run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    log = store.parent / "reads.log"
+    log.write_bytes(b"")
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys, time\n"
+        f"fd = os.open({str(log)!r}, os.O_RDWR)\n"
+        "os.lockf(fd, os.F_LOCK, 0)\n"
+        "print('locked', flush=True)\n"
+        "time.sleep(60)\n")], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"locked\n"
+        r = run(SHIM["lc-cache-lookup"] + ["react"], timeout=20)
+        assert (r.returncode, r.stdout) == (0, b"/facebook/react\n")
+        assert log.read_bytes() == b""
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    assert log.read_bytes().count(b"\n") == 1

@@ -70,7 +70,8 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
         if fd is None:
             return False
         try:
-            os.lockf(fd, os.F_LOCK, 0)  # a fold holds it while it reads, commits and truncates
+            if not _lock(fd):
+                return False  # a fold that does not let go (a stopped ingester): not this line
             if os.fstat(fd).st_size > MAX_BYTES:
                 return False
             os.write(fd, line)
@@ -79,6 +80,23 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
             os.close(fd)  # releases the lock
     except (OSError, ValueError, UnicodeError):
         return False
+
+
+LOCK_WAIT_S = 0.5
+
+
+def _lock(fd: int) -> bool:
+    """The log's lock, waited for at most LOCK_WAIT_S: a fold holds it only while it reads,
+    commits and truncates (milliseconds), and a lookup never hangs on one that stopped."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            os.lockf(fd, os.F_TLOCK, 0)
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
 
 
 def parse(data: bytes) -> list[dict]:
