@@ -327,3 +327,32 @@ def test_a_lookup_never_hangs_on_a_fold_that_holds_the_reads_log(store):
         holder.wait()
     assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
     assert log.read_bytes().count(b"\n") == 1
+
+
+def test_a_fold_never_hangs_on_a_writer_that_holds_the_reads_log(store):
+    """A lookup stopped in the middle of its append keeps the log locked: the ingester's fold
+    gives up for now (nothing lost, nothing counted twice) and folds it the next time."""
+    from memhooks.ingest.pipeline import fold_reads_log
+    from memhooks.store.connect import closing as closing_conn
+    from memhooks.store.connect import connect
+
+    run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
+    assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    log = store.parent / "reads.log"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import os, time\n"
+        f"fd = os.open({str(log)!r}, os.O_RDWR)\n"
+        "os.lockf(fd, os.F_LOCK, 0)\n"
+        "print('locked', flush=True)\n"
+        "time.sleep(60)\n")], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"locked\n"
+        with closing_conn(connect(str(store))) as conn:
+            assert fold_reads_log(conn, str(store)) == 0
+        assert log.read_bytes().count(b"\n") == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    with closing_conn(connect(str(store))) as conn:
+        assert fold_reads_log(conn, str(store)) == 1
+    assert _counters(store) == {("tier1", "hit"): 1}

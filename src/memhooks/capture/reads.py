@@ -138,7 +138,9 @@ class Taken:
         self.fd = _open(self.path, os.O_RDWR)
         if self.fd is None:
             return []
-        os.lockf(self.fd, os.F_LOCK, 0)
+        if not _lock(self.fd):  # a writer that does not let go: fold at the next ingest
+            self.close()
+            return []
         chunks = []
         while True:
             chunk = os.read(self.fd, 1024 * 1024)
