@@ -212,3 +212,28 @@ def test_sqlite3_loads_without_functools_and_its_statement_cache_works():
         "print('ok')\n")
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_sqlite3_still_loads_when_the_stand_in_is_not_enough():
+    """A Python whose `_sqlite3` fails to initialise beside the stand-in (one that wanted more
+    of functools) gets it loaded again with the real functools: the hot path still has SQLite."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+        "class Once:\n"
+        "    failed = False\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == '_sqlite3' and not Once.failed:\n"
+        "            Once.failed = True\n"
+        "            raise RuntimeError('wants more of functools')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Once())\n"
+        "from memhooks import _lean\n"
+        "_lean.lean_sqlite3()\n"
+        "import sqlite3\n"
+        "assert Once.failed and sqlite3.connect(':memory:').execute('select 41 + 1').fetchone() == (42,)\n"
+        "import functools\n"
+        "assert hasattr(functools, 'partial')\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "ok", proc.stderr

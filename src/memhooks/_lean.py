@@ -61,7 +61,12 @@ def _import_sqlite3_c():
     sys.modules["functools"] = stand_in
     try:
         import _sqlite3
+    except Exception:  # noqa: BLE001 - a Python whose _sqlite3 wants more of functools
+        _sqlite3 = None
     finally:
         if sys.modules.get("functools") is stand_in:
             del sys.modules["functools"]
+    if _sqlite3 is None:
+        import _sqlite3  # with the real functools
+
     return _sqlite3
