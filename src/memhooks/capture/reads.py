@@ -11,7 +11,9 @@ A line: kind (`tier1` | `tier2`), outcome (`hit` | `miss`), epoch, the content h
 the document a tier2 hit read (else `-`), and the project (`%`, tab, CR and LF
 percent-escaped), tab-separated. Writers hold a POSIX record lock (`os.lockf`: no `fcntl`
 import) for their one append; the fold holds it while it reads, commits and truncates,
-so a line is never lost or counted twice by a running fold. A log past MAX_BYTES (no ingester has run for a very long time) takes no more lines.
+so a line is never lost or counted twice by a running fold. Either side waits at most
+LOCK_WAIT_S for the other. A log past MAX_BYTES (no ingester has run for a very long
+time) takes no more lines.
 """
 
 import os
