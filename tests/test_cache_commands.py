@@ -9,7 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from contextlib import closing
+from contextlib import closing, contextmanager
 
 import pytest
 
@@ -305,26 +305,34 @@ def test_write_survives_reindex(store, tmp_path):
     assert run(SHIM["lc-cache-lookup"] + ["ab"]).stdout == b"/a/b\n"
 
 
+@contextmanager
+def _locked_by_another_process(path):
+    """`path`'s POSIX record lock held by another process (a stopped lookup or ingester) for
+    the length of the block."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import os, time\n"
+        f"fd = os.open({str(path)!r}, os.O_RDWR)\n"
+        "os.lockf(fd, os.F_LOCK, 0)\n"
+        "print('locked', flush=True)\n"
+        "time.sleep(60)\n")], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"locked\n"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_a_lookup_never_hangs_on_a_fold_that_holds_the_reads_log(store):
     """An ingester stopped in the middle of a fold keeps the reads log locked: the lookup
     still answers and exits at once (that one answer is not counted)."""
     run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
     log = store.parent / "reads.log"
     log.write_bytes(b"")
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import os, sys, time\n"
-        f"fd = os.open({str(log)!r}, os.O_RDWR)\n"
-        "os.lockf(fd, os.F_LOCK, 0)\n"
-        "print('locked', flush=True)\n"
-        "time.sleep(60)\n")], stdout=subprocess.PIPE)
-    try:
-        assert holder.stdout.readline() == b"locked\n"
+    with _locked_by_another_process(log):
         r = run(SHIM["lc-cache-lookup"] + ["react"], timeout=20)
         assert (r.returncode, r.stdout) == (0, b"/facebook/react\n")
         assert log.read_bytes() == b""
-    finally:
-        holder.kill()
-        holder.wait()
     assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
     assert log.read_bytes().count(b"\n") == 1
 
@@ -339,20 +347,10 @@ def test_a_fold_never_hangs_on_a_writer_that_holds_the_reads_log(store):
     run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"])
     assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
     log = store.parent / "reads.log"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import os, time\n"
-        f"fd = os.open({str(log)!r}, os.O_RDWR)\n"
-        "os.lockf(fd, os.F_LOCK, 0)\n"
-        "print('locked', flush=True)\n"
-        "time.sleep(60)\n")], stdout=subprocess.PIPE)
-    try:
-        assert holder.stdout.readline() == b"locked\n"
+    with _locked_by_another_process(log):
         with closing_conn(connect(str(store))) as conn:
             assert fold_reads_log(conn, str(store)) == 0
         assert log.read_bytes().count(b"\n") == 1
-    finally:
-        holder.kill()
-        holder.wait()
     with closing_conn(connect(str(store))) as conn:
         assert fold_reads_log(conn, str(store)) == 1
     assert _counters(store) == {("tier1", "hit"): 1}

@@ -167,12 +167,17 @@ def test_the_trace_itself_sees_a_foreign_import(env, tmp_path):
     assert _foreign(["json", "memhooks.config", "pydantic", "pydantic.main"]) == ["pydantic", "pydantic.main"]
 
 
+def _isolated_ok(code: str) -> None:
+    """Run `code` under `python -I -S` with the checkout's src first on sys.path; it prints ok."""
+    code = f"import sys\nsys.path.insert(0, {str(ROOT / 'src')!r})\n" + code
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "ok", proc.stderr
+
+
 def test_lean_sqlite3_falls_back_to_the_package_for_anything_else():
     """The hot paths' `sqlite3` is the C module; a later user of the package's extras
     (sqlite-utils imports `from sqlite3 import dbapi2`) gets the real package."""
     code = (
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
         "from memhooks import _lean\n"
         "_lean.lean_sqlite3()\n"
         "import sqlite3\n"
@@ -185,8 +190,7 @@ def test_lean_sqlite3_falls_back_to_the_package_for_anything_else():
         "assert again.OperationalError is err and again.Binary is memoryview\n"
         "assert dbapi2.connect is conn.__class__ or callable(dbapi2.connect)\n"
         "print('ok')\n")
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.stdout.strip() == "ok", proc.stderr
+    _isolated_ok(code)
 
 
 def test_sqlite3_loads_without_functools_and_its_statement_cache_works():
@@ -194,8 +198,6 @@ def test_sqlite3_loads_without_functools_and_its_statement_cache_works():
     the C lru_cache wrapper): no functools/collections on the hot paths, the cache still
     caches and evicts, and a later `import functools` is the real module."""
     code = (
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
         "from memhooks import _lean\n"
         "_lean.lean_sqlite3()\n"
         "assert 'functools' not in sys.modules and 'collections' not in sys.modules, sorted(sys.modules)\n"
@@ -210,16 +212,13 @@ def test_sqlite3_loads_without_functools_and_its_statement_cache_works():
         "import functools\n"
         "assert functools.reduce(lambda a, b: a + b, [1, 2, 3]) == 6 and hasattr(functools, 'partial')\n"
         "print('ok')\n")
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.stdout.strip() == "ok", proc.stderr
+    _isolated_ok(code)
 
 
 def test_sqlite3_still_loads_when_the_stand_in_is_not_enough():
     """A Python whose `_sqlite3` fails to initialise beside the stand-in (one that wanted more
     of functools) gets it loaded again with the real functools: the hot path still has SQLite."""
     code = (
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT / 'src')!r})\n"
         "class Once:\n"
         "    failed = False\n"
         "    def find_spec(self, name, path=None, target=None):\n"
@@ -235,5 +234,4 @@ def test_sqlite3_still_loads_when_the_stand_in_is_not_enough():
         "import functools\n"
         "assert hasattr(functools, 'partial')\n"
         "print('ok')\n")
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.stdout.strip() == "ok", proc.stderr
+    _isolated_ok(code)

@@ -122,3 +122,22 @@ def escape_field(text: str) -> str:
 def unescape_field(text: str) -> str:
     # Every `%` of the original became `%25`, so each code is decoded exactly once.
     return text.replace("%0D", "\r").replace("%0A", "\n").replace("%09", "\t").replace("%25", "%")
+
+
+def open_regular(path: str, flags: int, mode: int = 0o600) -> int | None:
+    """A file descriptor for `path` when it is a regular file, never through a symlink and
+    never blocking on a FIFO (memhooks' own files beside the store); None when it is missing,
+    cannot be opened, or is anything but a regular file."""
+    import stat
+
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None

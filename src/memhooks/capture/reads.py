@@ -19,7 +19,7 @@ time) takes no more lines.
 import os
 import time
 
-from memhooks.files import escape_field, unescape_field
+from memhooks.files import escape_field, open_regular, unescape_field
 
 KINDS = ("tier1", "tier2")
 OUTCOMES = ("hit", "miss")
@@ -32,24 +32,6 @@ def reads_path(db: str) -> str:
     from memhooks.config import beside
 
     return beside(db, "reads.log")
-
-
-def _open(path: str, flags: int):
-    """A regular file of ours, never through a symlink and never blocking on a FIFO; None
-    when it is missing, unopenable or anything but a regular file."""
-    import stat
-
-    try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o600)
-    except OSError:
-        return None
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
 
 
 def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
@@ -68,7 +50,7 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
         path = reads_path(db)
         if not os.path.isdir(os.path.dirname(path) or "."):
             return False  # a read never creates the store's folder
-        fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         if fd is None:
             return False
         try:
@@ -137,7 +119,7 @@ class Taken:
             return False
 
     def read(self) -> list[dict]:
-        self.fd = _open(self.path, os.O_RDWR)
+        self.fd = open_regular(self.path, os.O_RDWR)
         if self.fd is None:
             return []
         if not _lock(self.fd):  # a writer that does not let go: fold at the next ingest

@@ -29,7 +29,7 @@ SessionStart reads from it what warm.fastpath.fast_answer reads from the store
 import os
 import time
 
-from memhooks.files import escape_field, unescape_field
+from memhooks.files import escape_field, open_regular, unescape_field
 
 MAGIC = "memhooks-answers 2"
 HEADER_BYTES = 256 * 1024  # the key and a line a project: thousands of projects
@@ -45,15 +45,10 @@ def answers_path(db: str) -> str:
 
 def _head(path: str, size: int) -> bytes | None:
     """The first `size` bytes of a regular file (None: missing, or not a regular file)."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    fd = open_regular(path, os.O_RDONLY)
+    if fd is None:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         return os.pread(fd, size, 0)
     except OSError:
         return None
@@ -100,9 +95,9 @@ def vouch(db: str) -> bool:
 def _vouch(db: str) -> bool:
     import sqlite3
 
-    from memhooks.recall.queries import api_state, document_count, tier1_answer_rows, warm_state_rows
+    from memhooks.recall.queries import document_count, tier1_answer_rows, warm_state_rows
     from memhooks.store.reader import closing, connect_reader, is_current
-    from memhooks.warm.context import RETRY_KEY
+    from memhooks.warm.context import api_retry_row
 
     before = store_key(db)
     if before is None:
@@ -112,7 +107,7 @@ def _vouch(db: str) -> bool:
             if not is_current(conn):
                 return False
             tier1, warms = tier1_answer_rows(conn), warm_state_rows(conn)
-            api, documents = api_state(conn, RETRY_KEY), document_count(conn)
+            api, documents = api_retry_row(conn), document_count(conn)
     except sqlite3.Error:
         return False
     if store_key(db) != before:
@@ -199,15 +194,10 @@ def snapshot(db: str, project: str) -> Snapshot | None:
 
 
 def _snapshot(db: str, project: str) -> Snapshot | None:
-    import stat
-
-    try:
-        fd = os.open(answers_path(db), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    fd = open_regular(answers_path(db), os.O_RDONLY)
+    if fd is None:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         # The header (the key, the counts, a line a project) comes first: read it, then only
         # this project's lines.
         head = os.pread(fd, HEADER_BYTES, 0)

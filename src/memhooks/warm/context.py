@@ -80,13 +80,17 @@ def build_context(entries: list[dict], note: str = "") -> str:
 
 def api_backoff(conn, now: float) -> tuple[str, float] | None:
     """(why, until) while the warm is backing off the Context7 API, else None."""
+    return backoff_of(api_retry_row(conn), now)
+
+
+def api_retry_row(conn):
+    """The API's backoff row (value, until), or None (none, or a store without the table)."""
     from memhooks.recall.queries import api_state
 
     try:
-        row = api_state(conn, RETRY_KEY)
+        return api_state(conn, RETRY_KEY)
     except Exception:  # noqa: BLE001 - a store without the table: no backoff
         return None
-    return backoff_of(row, now)
 
 
 def backoff_of(row, now: float) -> tuple[str, float] | None:

@@ -11,7 +11,6 @@ import time
 from memhooks._jsonlite import loads
 from memhooks.warm.context import (
     PARTIAL,
-    RETRY_KEY,
     backoff_of,
     blocked_by,
     build_context,
@@ -38,12 +37,9 @@ class StoreView:
         return project_tier1(self.conn, project, name_key)
 
     def api_row(self):
-        from memhooks.recall.queries import api_state
+        from memhooks.warm.context import api_retry_row
 
-        try:
-            return api_state(self.conn, RETRY_KEY)
-        except Exception:  # noqa: BLE001 - a store without the table: no backoff
-            return None
+        return api_retry_row(self.conn)
 
     def documents(self) -> int:
         from memhooks.recall.queries import document_count
