@@ -50,12 +50,6 @@ def main(argv):
             return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
                                         bootstrap.plugin_root()) and 0
         return 0
-    if cmd in HOT and cmd not in ("lc-cache-lookup", "session-start"):
-        # (a lookup or a SessionStart answered from the answers file never loads SQLite:
-        # they call this only when they ask the store)
-        from memhooks._lean import lean_sqlite3
-
-        lean_sqlite3()
     if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.

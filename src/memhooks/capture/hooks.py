@@ -257,12 +257,11 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
 
 
 def session_start() -> int:
-    """Runs under `python -I -S` with the standard library. Lockfiles unchanged: answer from
-    tier1, then journal the event in a forked child (it adds no answer, so the session need
-    not wait for it). Otherwise journal, then scan and resolve (the python with the
-    dependencies does that). One JSON object on stdout every time."""
+    """Runs under `python -I -S` with the standard library. Journals the event first (one
+    insert), then answers: from tier1 when the lockfiles are unchanged, else scan and
+    resolve (the python with the dependencies does that). One JSON object on stdout every
+    time. An ingester is started only when there is work for one besides this event."""
     out = notice = None
-    raw, total, journaled = b"", 0, False
     try:
         from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
         from memhooks.files import read_capped
@@ -270,94 +269,40 @@ def session_start() -> int:
         raw, total = read_capped(sys.stdin.buffer, MAX_EVENT_BYTES)
         notice = _ensure_python()
         db, project = db_path(), project_dir()
+        event_id = _journal(db, raw, total, "SessionStart")
         from memhooks.warm.fastpath import fast_output
 
         out = fast_output(db, project)
         if out is None:
-            from memhooks._lean import lean_sqlite3
-
-            lean_sqlite3()  # (an answer from the answers file needed no SQLite)
-            journaled = True
-            _journal(db, raw, total, "SessionStart")
             out = _warm_output(db, project)
+            spawn_ingest(db)
+        elif _other_work(db, event_id):
             spawn_ingest(db)
         if out is None:  # the warm ran out of time or could not run: say what is cached
             from memhooks.warm.fastpath import status_output
 
             out = status_output(db, project)
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
 
             log_exception("session-start")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - not even its log
             pass
     if not out:  # one JSON object every time
         out = ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": '
                '"memhooks: no Context7 library IDs are cached for this project yet."}}')
     try:
         out = _with_notice(out, notice)
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - the answer without its notice
         pass
     if out:
         try:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - a closed stdout
             pass
-    if not journaled:  # answered from tier1 (or failed before journaling): journal it now
-        _after_answer(lambda: _journal_answered(raw, total))
     return 0
-
-
-def _journal_answered(raw: bytes, total: int) -> None:
-    """The answered SessionStart's bookkeeping: journal its event, and start an ingester only
-    when there is other work for one (see _other_work)."""
-    from memhooks._lean import lean_sqlite3
-    from memhooks.config import db_path
-
-    lean_sqlite3()
-    db = db_path()
-    event_id = _journal(db, raw, total, "SessionStart")
-    if _other_work(db, event_id):
-        spawn_ingest(db)
-
-
-def _after_answer(work) -> None:
-    """Run `work` in a forked child, in a session of its own, its stdio on /dev/null, so the
-    hook's process ends (and Claude Code reads its answer) now. Where fork is unavailable or
-    fails, `work` runs here. Never raises; the child never returns."""
-    try:
-        pid = os.fork()
-    except (OSError, AttributeError):
-        pid = -1
-    if pid > 0:
-        return
-    if pid == 0:
-        try:
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-        except OSError:
-            pass
-    try:
-        work()
-    except BaseException:  # noqa: BLE001
-        try:
-            from memhooks.log import log_exception
-
-            log_exception("session-start (journal)")
-        except BaseException:  # noqa: BLE001
-            pass
-    if pid == 0:
-        try:
-            from memhooks._tracing import trace_imports
-
-            trace_imports("session-start-journal")  # the tests' check of what it imported
-        except BaseException:  # noqa: BLE001
-            pass
-        os._exit(0)
 
 
 def session_warm() -> int:

@@ -74,9 +74,6 @@ def main(args: list[str]) -> int:
         from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
 
         after_ingest(db, background)
-        from memhooks.store.answers import vouch
-
-        vouch(db)  # the store as this run left it: lookups answer without SQLite until it changes
     except BaseException:  # noqa: BLE001
         from memhooks.log import log_exception
 

@@ -234,20 +234,11 @@ def _cmd_lookup(args: list[str]) -> None:
     if store is None:
         return
     from memhooks.capture.reads import note
-    from memhooks.store.answers import project_answer
+    from memhooks.recall.queries import find_tier1
 
     db, project = store
-    # This project's own answer, from the answers file while it is current (no SQLite);
-    # anything else from the store.
-    library_id = project_answer(db, project, args[0])
-    if library_id is None:
-        from memhooks._lean import lean_sqlite3
-
-        lean_sqlite3()
-        from memhooks.recall.queries import find_tier1
-
-        hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
-        library_id = hit["library_id"] if hit else None
+    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
+    library_id = hit["library_id"] if hit else None
     note(db, "tier1", "hit" if library_id else "miss", project)
     if library_id:
         _emit(library_id)
@@ -331,9 +322,6 @@ def _cmd_write(args: list[str]) -> None:
     if conn is not None:
         with closing(conn):
             write(conn, record, project)
-        from memhooks.store.answers import vouch
-
-        vouch(db)  # the lookups that follow answer without SQLite
         return
     journal_write(db, record, project)  # new or behind: the ingester applies it
     ingest_now()
