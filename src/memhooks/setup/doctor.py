@@ -21,13 +21,13 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from memhooks import config
 from memhooks.bootstrap import default_state_dir, read_marker
-from memhooks.capture.journal import SPOOL_DIR, spool_dir
 from memhooks.deps import MODULES as DEPS
 from memhooks.files import fallback_dirs
-from memhooks.recall.queries import integrity, journal_counts
 from memhooks.setup.install import command_paths, installed_entries
 from memhooks.store import health
 from memhooks.store.connect import connect
+from memhooks.store.journal import SPOOL_DIR, spool_dir
+from memhooks.store.queries import integrity, journal_counts
 from memhooks.team.settings import configured
 from memhooks.team.status import doctor_check
 

@@ -204,7 +204,7 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
-        from memhooks.capture.journal import mark_restart
+        from memhooks.store.journal import mark_restart
         from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
         with closing(open_file(jpath)) as conn:
@@ -217,8 +217,8 @@ def _restart_ids(jpath: str) -> int | None:
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
-    from memhooks.capture.journal import requeue_derived
     from memhooks.config import journal_path
+    from memhooks.store.journal import requeue_derived
     from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
     with closing(open_file(journal_path(db))) as conn:
