@@ -1,8 +1,5 @@
 """Name and key normalisation (standard library only; used on hot paths)."""
 
-ECOSYSTEMS = ("npm", "pypi", "go", "crates", "gems", "composer")
-
-
 _SEPARATORS = str.maketrans("_.", "--")
 
 
@@ -184,6 +181,7 @@ def split_library_id(library_id) -> tuple[str, str, str | None] | None:
     if (not isinstance(library_id, str) or not 3 < len(library_id) <= MAX_LIBRARY_ID
             or not library_id.isascii() or not library_id.startswith("/")):
         return None
+    version: str | None
     head, at, version = library_id[1:].partition("@")
     parts = head.split("/")
     if not at and len(parts) == 3:
