@@ -6,6 +6,10 @@ Nothing here reads the store.
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 def _bytes(n) -> str:
@@ -58,9 +62,9 @@ def is_empty(data: dict) -> bool:
 def render(data: dict, console=None) -> None:
     """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
     on an empty store, a 30-day chart, then the tables."""
-    # lazy: heavy optional dependency (rich)
-    from rich.console import Console
-    from rich.table import Table
+    # lazy: rich (a heavy import) for people's output only, not for --json or the no-store note
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
 
     console = console or Console()
     scope = f"project {data['project']}" if data["project"] else "all projects"
@@ -89,8 +93,9 @@ def render(data: dict, console=None) -> None:
 
     docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({_bytes(d['bytes'])})",
                  title_justify="left")
-    for col, just in (("source tool", "left"), ("type", "left"), ("documents", "right"),
-                      ("bytes", "right")):
+    doc_cols: tuple[tuple[str, JustifyMethod], ...] = (
+        ("source tool", "left"), ("type", "left"), ("documents", "right"), ("bytes", "right"))
+    for col, just in doc_cols:
         docs.add_column(col, justify=just)
     for r in d["by_source_tool"]:
         docs.add_row(r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"]))
@@ -114,8 +119,9 @@ def render(data: dict, console=None) -> None:
         top = Table(title=f"Most read by the agent ({plural(agent.get('reads', 0), 'read')} of "
                           f"{plural(agent.get('documents_read', 0), 'document')}{own})",
                     title_justify="left")
-        for col, just in (("id", "right"), ("title", "left"), ("tool", "left"), ("reads", "right"),
-                          ("last read", "left")):
+        top_cols: tuple[tuple[str, JustifyMethod], ...] = (
+            ("id", "right"), ("title", "left"), ("tool", "left"), ("reads", "right"), ("last read", "left"))
+        for col, just in top_cols:
             top.add_column(col, justify=just, overflow="ellipsis",
                            max_width=40 if col == "title" else None)
         for r in a["top"]:
