@@ -24,30 +24,26 @@ def _find_fresh(conn, find, on_pending):
     return result
 
 
-def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
-    """tier1 lookup that counts a hit or a miss."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count
-    from memhooks.store.queries import find_tier1
+def lookup(conn, name: str, project: str, *, on_pending=None, origin: str = "agent") -> dict | None:
+    """tier1 lookup that counts a hit or a miss (through the reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier1, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier1(conn, name, project), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier1", outcome="hit" if hit else "miss")
+    note(main_file(conn), "tier1", "hit" if hit else "miss", project, origin=origin)
     return hit
 
 
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
-                on_pending=None) -> tuple[int, str] | None:
-    """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count, touch_documents
-    from memhooks.store.queries import find_tier2
+                on_pending=None, origin: str = "agent") -> tuple[int, str, str] | None:
+    """tier2 lookup that counts a hit or a miss, and a read of the document (through the
+    reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier2, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier2(conn, library_id, topic), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier2", outcome="hit" if hit else "miss")
-        if hit:
-            touch_documents(conn, [hit[0]])
+    note(main_file(conn), "tier2", "hit" if hit else "miss", project, hit[2] if hit else "",
+         origin=origin)
     return hit
 
 
@@ -219,6 +215,12 @@ def _safe(fn, label: str):
     return run
 
 
+def _reader() -> str:
+    """Who runs a lookup command: the agent (its Bash tool gives it no terminal) or a person
+    at a terminal, whose own reads are not the agent's."""
+    return "user" if os.isatty(1) else "agent"
+
+
 def _emit(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     if not data.endswith(b"\n"):
@@ -239,7 +241,7 @@ def _cmd_lookup(args: list[str]) -> None:
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
     library_id = hit["library_id"] if hit else None
-    note(db, "tier1", "hit" if library_id else "miss", project)
+    note(db, "tier1", "hit" if library_id else "miss", project, origin=_reader())
     if library_id:
         _emit(library_id)
 
@@ -255,7 +257,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
-    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "")
+    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
         sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
