@@ -17,6 +17,7 @@ from memhooks.cli import (
     install,
     journal,
     recall,
+    sources,
     team,
     transcripts,
     warm,
@@ -104,7 +105,7 @@ def main(ctx):
         click.echo(SHORT_USAGE)
 
 
-for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team):
+for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team, sources):
     _module.register(main)
 
 

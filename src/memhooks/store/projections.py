@@ -302,7 +302,9 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
         raise ValueError(f"unknown cache tier {tier!r}")
 
 
-DERIVED_TABLES = ("tier2", "captures", "documents")  # wholly derived from the journal
+DERIVED_TABLES = ("tier2", "captures", "documents")  # derived from the journal, but:
+# the pages `memhooks add` stored come from no event: a reindex keeps them (store.sources)
+NOT_DERIVED = {"documents": " WHERE id NOT IN (SELECT document_id FROM sources WHERE document_id IS NOT NULL)"}
 
 
 def clear_derived(conn) -> None:
@@ -314,7 +316,7 @@ def clear_derived(conn) -> None:
         " last_accessed_epoch FROM documents WHERE access_count > 0"
     )
     for table in DERIVED_TABLES:
-        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        conn.execute(f"DELETE FROM {table}" + NOT_DERIVED.get(table, ""))  # noqa: S608 - fixed table names
     conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
     conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
     rebuild_fts(conn)
