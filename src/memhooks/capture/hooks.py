@@ -9,24 +9,30 @@ import os
 import sys
 
 
-def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
-    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id)."""
+def _journal_stdin(hook_event_name: str) -> tuple[str | None, int | None]:
+    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id);
+    (None, None) for a project excluded from capture, or while memhooks is paused
+    (memhooks.gate): nothing is journaled."""
     from memhooks.capture.journal import read_capped
     from memhooks.config import db_path
+    from memhooks.gate import blocked, hook_project
 
     raw, total = read_capped(sys.stdin.buffer)
     db = db_path()
+    if blocked(db, hook_project(raw)):
+        return None, None
     return db, _journal(db, raw, total, hook_event_name)
 
 
 def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
     """Journal one payload; spool it if the journal is unusable. Returns the event id (None
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
-    from memhooks.capture.journal import metadata_only, prepare
+    from memhooks.capture.journal import TOOL_HOOKS, metadata_only, prepare, tool_name_of
     from memhooks.config import project_dir
 
     state = None
-    meta = metadata_only(raw, total, hook_event_name)
+    tool = tool_name_of(raw) if hook_event_name in TOOL_HOOKS else None
+    meta = metadata_only(raw, total, hook_event_name, tool)
     if meta is not None:
         from memhooks.capture.journal import METADATA_ONLY
 
@@ -44,7 +50,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
             conn = connect_journal(db)
             try:
                 event_id = append(conn, payload, size=total, project=project, error=error,
-                                  hook_event_name=hook_event_name, state=state)
+                                  hook_event_name=hook_event_name, state=state, tool_name=tool)
             except Exception as exc:  # noqa: BLE001
                 conn.close()
                 # Damaged pages met by the insert itself: move the journal aside, once.
@@ -143,7 +149,8 @@ def spawn_ingest(db: str) -> bool:
 def post_tool_use() -> int:
     try:
         db, _ = _journal_stdin("PostToolUse")
-        spawn_ingest(db)
+        if db is not None:
+            spawn_ingest(db)
     except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
@@ -268,8 +275,12 @@ def session_start() -> int:
         from memhooks.files import read_capped
 
         raw, total = read_capped(sys.stdin.buffer, MAX_EVENT_BYTES)
-        notice = _ensure_python()
         db, project = db_path(), project_dir()
+        from memhooks.gate import blocked
+
+        if blocked(db, project):
+            return 0  # excluded or paused: nothing journaled, warmed or said
+        notice = _ensure_python()
         from memhooks.warm.fastpath import fast_output
 
         out = fast_output(db, project)

@@ -98,14 +98,15 @@ def tool_name_of(raw: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def metadata_only(raw: bytes, total: int, hook_event_name: str | None) -> str | None:
+def metadata_only(raw: bytes, total: int, hook_event_name: str | None, name=...) -> str | None:
     """For a tool call memhooks does not capture: the metadata to journal instead of its
-    content (tool name, size, hash). None when the call is captured (or is no tool call)."""
+    content (tool name, size, hash). None when the call is captured (or is no tool call).
+    `name`: the payload's tool_name when the caller already has it (tool_name_of)."""
     if hook_event_name not in TOOL_HOOKS:
         return None
     from memhooks.tools import is_captured
 
-    name = tool_name_of(raw)
+    name = tool_name_of(raw) if name is ... else name
     if name is None or is_captured(name):
         return None  # captured, or not attributable (invalid JSON...): the ingester fails it
     import hashlib
@@ -122,16 +123,19 @@ def metadata_only(raw: bytes, total: int, hook_event_name: str | None) -> str | 
 
 def append(conn, payload: str, *, size: int, project: str | None, error: str | None = None,
            hook_event_name: str | None = None, received_at: float | None = None,
-           state: str | None = None) -> int:
-    """Insert one event (autocommit). A payload with an error is journaled as failed."""
+           state: str | None = None, tool_name: str | None = None) -> int:
+    """Insert one event (autocommit). A payload with an error is journaled as failed.
+    `tool_name` (the capture hook's scan of it) lets a lookup find the pending events of
+    one tool before they are ingested; ingestion sets it again from the parsed payload."""
     from memhooks.sqltext import storable, storable_path
 
     cur = conn.execute(
-        "INSERT INTO events (received_at, hook_event_name, project, payload, bytes, state, error)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (received_at, hook_event_name, tool_name, project, payload, bytes,"
+        " state, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             received_at if isinstance(received_at, (int, float)) else time.time(),
             storable(hook_event_name) if isinstance(hook_event_name, str) else None,
+            storable(tool_name)[:200] if isinstance(tool_name, str) else None,
             storable_path(project) if isinstance(project, str) and project else None,
             storable(payload),
             size if isinstance(size, int) else len(payload),

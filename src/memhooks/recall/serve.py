@@ -51,15 +51,19 @@ def _canon(value):
 
 
 def _num(name: str, default: float) -> float:
+    from memhooks.config import setting  # the environment, else the settings file
+
     try:
-        v = float(os.environ.get(name, "") or default)
+        v = float(setting(name) or default)
     except ValueError:
         return default
     return v if v >= 0 else default
 
 
 def _off(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
+    from memhooks.config import setting
+
+    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
 
 
 class Served:
@@ -373,6 +377,10 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    from memhooks.gate import blocked
+
+    if blocked(db, project):
+        return None  # excluded or paused: serve nothing
     key = call_key(tool_name, tool_input, session)
     deadline = time.monotonic() + _num("MEMHOOKS_SERVE_BUDGET_MS", 1500) / 1000
     conn = _open(db, deadline)
