@@ -351,10 +351,13 @@ def _cmd_write(args: list[str]) -> None:
     if record is None:
         return
     from memhooks.config import db_path, project_dir
+    from memhooks.gate import blocked
     from memhooks.store.connect import closing, connect
 
     project = project_dir()
     db = db_path()
+    if blocked(db, project):
+        return  # excluded or paused: nothing is written
     conn = _open_current(db, connect)  # a write creates the store (its journal, at least)
     if conn is not None:
         with closing(conn):
