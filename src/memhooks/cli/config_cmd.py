@@ -8,7 +8,7 @@ import os
 
 import click
 
-from memhooks.cli._common import Fail, echo_json
+from memhooks.cli._common import Fail
 
 
 def register(main: click.Group) -> None:
@@ -86,7 +86,9 @@ def config_list(as_json):
                      "kind": kind, "about": what})
     unknown = sorted(set(values) - set(SETTINGS))
     if as_json:
-        echo_json({"path": _path(), "settings": rows, "unknown": unknown})
+        from memhooks.cli.results import emit
+
+        emit("config list", {"path": _path(), "settings": rows, "unknown": unknown})
         return
     width = max(len(r["key"]) for r in rows)
     for r in rows:

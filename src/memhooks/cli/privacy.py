@@ -10,7 +10,7 @@ import time
 
 import click
 
-from memhooks.cli._common import echo_json, open_store
+from memhooks.cli._common import open_store
 from memhooks.config import db_path
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -141,29 +141,36 @@ def forget_cmd(doc_ids, legacy_ids, url, library, project, source, since, until,
     conn = open_store(ingest=True)  # pending events first: what they captured goes too
     try:
         docs = choose(conn, criteria)
+        result = {"dry_run": dry_run, "documents": [_brief(d) for d in docs], "bytes": 0,
+                  "captures": 0, "tier2": 0, "events": 0, "spool_files": 0, "hashes": [],
+                  "wal_truncated": None, "team": None}
         if not docs:
             if as_json:
-                echo_json({"documents": 0, "dry_run": dry_run})
+                _emit(result)
             else:
                 click.echo("nothing to forget: no document matches")
             if criteria.ids and not (url or library or project or source or since or until):
                 sys.exit(1)
             return
         preview = plan(conn, docs)
-        if dry_run or not as_json:
-            _show(docs, preview, dry_run, as_json)
+        result.update(bytes=preview["bytes"], captures=preview["captures"], tier2=preview["tier2"],
+                      events=len(preview["events"]))
+        if not as_json:
+            _show(docs, preview, dry_run)
         if dry_run:
+            if as_json:
+                _emit(result)
             return
         if not yes and sys.stdin.isatty():
             click.confirm(f"Forget these {len(docs)} document(s)?", abort=True)
         done = forget(conn, docs, now)
         team = _tell_team(conn)
         spool = _scrub_spool(done["needles"])
+        result.update(captures=done["captures"], tier2=done["tier2"], events=len(done["events"]),
+                      spool_files=len(spool), hashes=done["hashes"], wal_truncated=done["scrubbed"],
+                      team=team)
         if as_json:
-            echo_json({"documents": done["documents"], "bytes": done["bytes"],
-                       "captures": done["captures"], "tier2": done["tier2"],
-                       "events": len(done["events"]), "spool_files": len(spool),
-                       "hashes": done["hashes"], "wal_truncated": done["scrubbed"], "team": team})
+            _emit(result)
             return
         click.echo(f"forgot {done['documents']} document(s) locally: {len(done['events'])} journal "
                    f"event(s), {done['captures']} capture(s), {done['tier2']} tier2 entr(ies)"
@@ -173,20 +180,23 @@ def forget_cmd(doc_ids, legacy_ids, url, library, project, source, since, until,
                        "next `memhooks forget` or checkpoint", err=True)
         if team == "done":
             click.echo("removed from the team store")
-        elif team not in (None, "none"):
+        elif team is not None:
             click.echo(f"team store not updated yet ({team}); the next push sends it", err=True)
     finally:
         conn.close()
 
 
-def _show(docs: list, preview: dict, dry_run: bool, as_json: bool) -> None:
-    if as_json:
-        echo_json({"dry_run": True, "documents": [{k: d[k] for k in ("id", "source_tool", "url",
-                                                                     "library_id", "title", "bytes")}
-                                                  for d in docs],
-                   "captures": preview["captures"], "tier2": preview["tier2"],
-                   "events": len(preview["events"])})
-        return
+def _brief(doc: dict) -> dict:
+    return {k: doc[k] for k in ("id", "source_tool", "url", "library_id", "title", "bytes")}
+
+
+def _emit(result: dict) -> None:
+    from memhooks.cli.results import emit
+
+    emit("forget", result)
+
+
+def _show(docs: list, preview: dict, dry_run: bool) -> None:
     head = "would forget" if dry_run else "forgetting"
     click.echo(f"{head} {len(docs)} document(s), {preview['bytes']} bytes; {len(preview['events'])} "
                f"journal event(s), {preview['captures']} capture(s), {preview['tier2']} tier2 entr(ies):")
@@ -197,8 +207,8 @@ def _show(docs: list, preview: dict, dry_run: bool, as_json: bool) -> None:
 
 
 def _scrub_spool(found: list[str]) -> list[str]:
-    from memhooks.capture.journal import _spool_dirs
     from memhooks.store.forget import scrub_spool
+    from memhooks.store.journal import _spool_dirs
 
     return scrub_spool(_spool_dirs(db_path()), found)
 
