@@ -393,3 +393,13 @@ def test_a_reads_log_line_of_the_earlier_format_still_counts():
     old = b"tier1\thit\t1700000000.000\t-\t/p\n" + b"tier2\thit\t1700000000.000\tab12\tuser\t/p\n"
     got = parse(old + b"doc\thit\t1\t-\tnobody\t/p\n")  # an unknown reader is skipped
     assert [(r["kind"], r["origin"], r["project"]) for r in got] == [("tier1", "agent", "/p"), ("tier2", "user", "/p")]
+
+
+@pytest.mark.parametrize("name", ["lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"])
+def test_every_cache_command_answers_help(store, name):
+    for argv in (SHIM[name], console(name)):
+        proc = run([*argv, "--help"])
+        assert proc.returncode == 0
+        out = proc.stdout.decode()
+        assert out.startswith(f"usage: {name} ") and "empty output is a miss" in out
+    assert not store.exists()  # --help touches no store

@@ -197,8 +197,22 @@ def ingest_now(timeout: float = 20.0) -> None:
                    check=False)
 
 
+USAGE = {
+    "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
+    "lc-cache-lookup-docs": "usage: lc-cache-lookup-docs LIBRARY_ID TOPIC\n\nPrints the cached docs for LIBRARY_ID and TOPIC on a fresh hit (4 h),\n",
+    "lc-cache-write": ("usage: lc-cache-write tier1 NAME LIBRARY_ID\n"
+                       "       lc-cache-write tier2 LIBRARY_ID TOPIC FILE\n\nWrites an entry to the cache (the body of tier2 from FILE),\n"),
+}
+USAGE_TAIL = ("else nothing: empty output is a miss. Always exits 0 (memhooks; the seed's cache contract).\n"
+              "Writes go through the same checks as every capture; `memhooks --help` has the rest.\n")
+
+
 def _safe(fn, label: str):
     def run(args: list[str]) -> int:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE[label] + USAGE_TAIL)
+            sys.stdout.flush()
+            return 0
         try:
             fn(args)
         except BaseException as exc:  # noqa: BLE001 - advisory commands: exit 0, say nothing
