@@ -82,7 +82,7 @@ def test_forget_leaves_no_byte_of_a_captured_text_in_the_store_folder(store):
     pre["hook_event_name"] = "PreToolUse"
     served = run_hook("pre-tool-use", pre)
     assert b"permissionDecision" in served.stdout
-    from memhooks.capture.journal import spool
+    from memhooks.store.journal import spool
 
     again = json.dumps(c7_docs(MARKER) | {"tool_use_id": "toolu_spooled"})
     assert spool(str(store), again, size=len(again), project=os.environ["CLAUDE_PROJECT_DIR"],

@@ -24,6 +24,12 @@ def _env_num(name: str, default: float, cast=float):
     return val if val >= 0 else default
 
 
+def number(env: str, default: float) -> float:
+    """A number >= 0 from the setting `env` (the environment, else the settings file), else
+    `default`."""
+    return _env_num(env, default)
+
+
 def user_data_dir() -> str:
     """Same answer as platformdirs.user_data_dir('memhooks') without importing it."""
     if sys.platform == "darwin":

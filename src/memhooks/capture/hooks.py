@@ -108,43 +108,10 @@ def _other_work(db: str, event_id: int | None) -> bool:
 
 
 def spawn_ingest(db: str) -> bool:
-    """Start a detached ingester unless one is already running. Never raises."""
-    if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1":
-        return False
-    try:
-        import fcntl
+    """Start a detached ingester unless one is already running (memhooks.detach). Never raises."""
+    from memhooks.detach import spawn_ingest as spawn
 
-        lock = db + ".ingest.lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a running ingester re-checks for pending events before it exits
-        finally:
-            os.close(fd)
-        from memhooks.config import ENTRY
-
-        python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
-        env = dict(os.environ)
-        env["MEMHOOKS_DB"] = db
-        null = os.devnull
-        os.posix_spawn(
-            python,
-            [python, ENTRY, "ingest", "--background"],
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
-        return True
-    except Exception:  # noqa: BLE001
-        from memhooks.log import log_exception
-
-        log_exception("spawn ingest")
-        return False
+    return spawn(db)
 
 
 def post_tool_use() -> int:

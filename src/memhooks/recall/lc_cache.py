@@ -138,7 +138,7 @@ def _kick(db: str, behind: bool = False) -> None:
         from memhooks.recall import pending
 
         if behind or pending.has_pending(db):
-            from memhooks.capture.hooks import spawn_ingest
+            from memhooks.detach import spawn_ingest
 
             spawn_ingest(db)
     except Exception:  # noqa: BLE001 - the answer stands

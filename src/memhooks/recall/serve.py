@@ -51,18 +51,12 @@ def _canon(value):
 
 
 def _num(name: str, default: float) -> float:
-    from memhooks.config import setting  # the environment, else the settings file
-
-    try:
-        v = float(setting(name) or default)
-    except ValueError:
-        return default
-    return v if v >= 0 else default
+    from memhooks.config import number  # the environment, else the settings file
+    return number(name, default)
 
 
 def _off(name: str) -> bool:
     from memhooks.config import setting
-
     return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
 
 
@@ -378,7 +372,6 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
     from memhooks.gate import blocked
-
     if blocked(db, project):
         return None  # excluded or paused: serve nothing
     key = call_key(tool_name, tool_input, session)
