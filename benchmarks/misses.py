@@ -80,7 +80,7 @@ def setup(tmp: str, backlog: int, kb: int) -> dict:
                    env=env, check=True, capture_output=True)
     subprocess.run([PYTHON, ENTRY, "ingest"], env=env, check=True, capture_output=True)
     os.environ.update(env)
-    from memhooks.capture.journal import append
+    from memhooks.store.journal import append
     from memhooks.store.connect import closing, connect_journal
 
     with closing(connect_journal(env["MEMHOOKS_DB"])) as conn:
