@@ -298,18 +298,18 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
 
 
 def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
-    urls = tool_input.get("urls")
-    if urls is None and _s(tool_input.get("url")):
-        urls = [_s(tool_input.get("url"))]
-    if not isinstance(urls, list) or not urls or len(urls) > MAX_URLS:
+    """Per URL: every URL asked (read as the server reads `urls`) needs a page a fetch stored
+    for exactly that URL, one it asked for (never a header block inside another page)."""
+    from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls
+
+    urls = exa_fetch_urls(tool_input)
+    if not urls or len(urls) > MAX_URLS:
         return None
     since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
     parts, ids, times, live = [], [], [], 0
     for url in urls:
-        url = _s(url)
-        if not url:
-            return None
-        rows = _pages(conn, url, "exa", EXA_FETCH, since)
+        rows = [r for r in _pages(conn, url, "exa", EXA_FETCH, since)
+                if loads_object(r["metadata"]).get("keyed_by") == EXA_KEYED_BY]
         if not rows:
             return None
         page = rows[0]
@@ -321,7 +321,7 @@ def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Serv
     from memhooks.recall.render import when_utc
 
     head = _served_head(f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}", when_utc(min(times)),
-                 f"for {_q(', '.join(_s(u) for u in urls), 300)}")
+                 f"for {_q(', '.join(urls), 300)}")
     return Served("exa-fetch", _wrap(head, "\n\n---\n\n".join(parts), max_chars), ids, None, live)
 
 
