@@ -616,6 +616,7 @@ def test_webfetch():
     assert doc.content.startswith("Installation takes three steps")
     assert doc.metadata == {
         "prompt": "Summarise the installation steps",
+        "offset": 0,  # no offset asked: the page from its start (part of the serving key)
         "code": 200,
         "bytes": 18342,
         "code_text": "OK",

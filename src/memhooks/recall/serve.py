@@ -187,12 +187,10 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
                 max_chars: int) -> Served | None:
     from memhooks.recall import coverage as cv
+    from memhooks.toolargs import context7_docs_args
 
-    id_keys = (("context7CompatibleLibraryID", "libraryId") if tool == "get-library-docs" else
-               ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName"))
-    lid = next((v for v in (_s(tool_input.get(k), 300) for k in id_keys) if v), "")
-    query = _s(tool_input.get("query")) or _s(tool_input.get("topic"))
-    parsed = split_id(lid)
+    lid, query = context7_docs_args(tool, tool_input)  # argument aliases as the server reads them
+    parsed = split_id(lid) if len(lid) <= 300 and len(query) <= 2000 else None
     if not parsed or not query:
         return None
     base, ver = parsed
@@ -279,14 +277,17 @@ def _pages(conn, url: str, source_tool: str, tools: tuple, since: float) -> list
 
 
 def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
+    from memhooks.toolargs import webfetch_offset
+
     url, prompt = _s(tool_input.get("url")), _s(tool_input.get("prompt"), 20000)
-    if not url or not prompt:
+    offset = webfetch_offset(tool_input)  # a page read from another offset is another answer
+    if not url or not prompt or offset is None:
         return None
     since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
     want = " ".join(prompt.split())
     for r in _pages(conn, url, "webfetch", (), since):
         m = loads_object(r["metadata"])
-        if " ".join(str(m.get("prompt") or "").split()) != want:
+        if " ".join(str(m.get("prompt") or "").split()) != want or m.get("offset", -1) != offset:
             continue
         from memhooks.recall.render import when_utc
 
