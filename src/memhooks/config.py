@@ -96,7 +96,8 @@ def store_exists(db: str | None = None) -> bool:
     """Whether anything was ever stored: the projections file, or a journal a capture hook
     wrote before any ingest. Read commands open (and so create) a store only then."""
     db = db or db_path()
-    return os.path.isfile(db) or os.path.isfile(journal_path(db))
+    # (anything there: a directory in the file's place is damage the opening heals)
+    return os.path.exists(db) or os.path.exists(journal_path(db))
 
 
 def log_path(db: str | None = None) -> str:
