@@ -75,18 +75,27 @@ def plugin_root():
     return os.path.dirname(os.path.dirname(here))
 
 
+def _abs_setting(value):
+    """A path setting as memhooks.config reads one: stripped, ``~`` expanded; None when unset
+    or relative (relative to the hook's working folder: the project)."""
+    path = os.path.expanduser((value or "").strip())
+    return os.path.normpath(path) if path and os.path.isabs(path) else None
+
+
 def default_state_dir():
-    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the user data dir."""
+    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the user
+    data dir; a relative setting counts as unset."""
     env = os.environ
-    if env.get("CLAUDE_PLUGIN_DATA"):
-        return env["CLAUDE_PLUGIN_DATA"]
-    if env.get("MEMHOOKS_DB"):
-        db = env["MEMHOOKS_DB"]
-        return db.rsplit("/", 1)[0] if "/" in db else "."
-    home = env.get("HOME", os.path.expanduser("~"))
+    plugin_data = _abs_setting(env.get("CLAUDE_PLUGIN_DATA"))
+    if plugin_data:
+        return plugin_data
+    db = _abs_setting(env.get("MEMHOOKS_DB"))
+    if db:
+        return os.path.dirname(db)
     if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Application Support", "memhooks")
-    return os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "memhooks")
+        return os.path.join(os.path.expanduser("~"), "Library", "Application Support", "memhooks")
+    base = _abs_setting(env.get("XDG_DATA_HOME")) or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "memhooks")
 
 
 def _is_exe(path):
