@@ -104,3 +104,10 @@ def test_a_planted_room_cycle_is_caught(tmp_path):
     (tree / "warm" / "planted.py").write_text("import memhooks.recall.search\n", encoding="utf-8")
     (tree / "recall" / "planted.py").write_text("def f():\n    import memhooks.warm.rank\n", encoding="utf-8")
     assert "recall <-> warm" in room_cycles(tree)
+
+
+def test_no_module_is_over_450_lines():
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
+            and p.name != "_confusables.py"}  # generated data (scripts/gen_confusables.py)
+    assert long == {}

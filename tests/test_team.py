@@ -19,7 +19,7 @@ import pytest
 
 from conftest import BIN, HOOKS, ROOT, db_rows, load_payload, run
 
-pgserver = pytest.importorskip("pgserver", reason="pgserver (PostgreSQL in a wheel) is in the test extra")
+pgserver = pytest.importorskip("pgserver", reason="pgserver (PostgreSQL in a wheel) is in the test extra where it has wheels (not yet on Python 3.13)")
 psycopg = pytest.importorskip("psycopg")
 
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"

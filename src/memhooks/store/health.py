@@ -56,9 +56,9 @@ def quick_check(path: str) -> str | None:
     except OSError:
         return None
     try:
-        from urllib.parse import quote
+        from memhooks.store.reader import connect_reader
 
-        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(path, timeout=5)
     except sqlite3.Error as exc:
         return None if not is_corruption(exc) else str(exc)
     try:
@@ -310,13 +310,13 @@ def _readable_ids(src) -> list[int] | None:
 
 def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
     import sqlite3
-    from urllib.parse import quote
 
     from memhooks.config import journal_path
+    from memhooks.store.reader import connect_reader
     from memhooks.store.sqlite_file import ensure_journal_schema, open_file
 
     try:
-        src = sqlite3.connect(f"file:{quote(moved)}?mode=ro", uri=True, timeout=5)
+        src = connect_reader(moved, timeout=5)
     except sqlite3.Error:
         return 0, False
     dst = open_file(journal_path(db))
