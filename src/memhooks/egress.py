@@ -104,14 +104,13 @@ def clean(text) -> str:
 _ASCII_FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ01l|",
                               b"abcdefghijkimnopqrstuvwxyzoiii")
 _NOT_ALNUM = bytes(b for b in range(256) if not (97 <= b <= 122 or 48 <= b <= 57 or b == 10))
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_SEP = "".join(chr(c) for c in range(128) if chr(c) not in _ALNUM and c != 10)  # ASCII non-word
+_SEP = "".join(chr(c) for c in range(128) if not chr(c).isalnum() and c != 10)  # ASCII non-word
 _HEADS = frozenset("- \t")
-# Texts longer than this are searched with two compiled patterns (`re` is imported for them)
-# rather than line by line: the same answers, with no Python work per line.
+# Texts longer than this are searched for rule 2 with one compiled pattern (`re` is imported
+# for them) rather than line by line: the same answers, with no Python work per line.
 _LARGE = 1 << 16
 _TABLE: dict | None = None
-_LARGE_RE: list = []  # [runs of characters with no fold, marker lines by rule 2]
+_RULE2: list = []
 
 
 def _table() -> dict:
@@ -134,37 +133,27 @@ def _table() -> dict:
     return _TABLE
 
 
-def _large_patterns() -> list:
-    if not _LARGE_RE:
+def _rule2_pattern():
+    """Rule 2 over a whole folded text: a line that starts (after spaces and tabs) with a dash,
+    then anything but letters and digits, then begin or end as a whole word; the match runs
+    to the end of the line. Possessive repetition: linear."""
+    if not _RULE2:
         import re
 
-        # The characters the table knows, as ranges (in the BMP; every astral character is
-        # kept for the table too: a class of BMP ranges is a bitmap for the regex engine).
-        ranges, points = [], sorted(p for p in _table() if 0x7F < p < 0x10000)
-        for p in points:
-            if ranges and ranges[-1][1] == p - 1:
-                ranges[-1][1] = p
-            else:
-                ranges.append([p, p])
-        keep = "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
         words = "|".join(_FENCE_WORDS)
-        _LARGE_RE[:] = [re.compile(f"[^\\x00-\\x7f{keep}\\U00010000-\\U0010ffff]++"),
-                        re.compile(f"(?m)^[ \\t]*+-[^a-z0-9\\n\\x80-\\U0010ffff]*+(?:{words})(?![a-z0-9])")]
-    return _LARGE_RE
+        _RULE2.append(re.compile(
+            f"(?m)^[ \\t]*+-(?:[^\\w\\n]|_)*+(?:{words})(?![^\\W_])[^\\n]*+"))
+    return _RULE2[0]
 
 
 def fold(text: str) -> str:
     """The normalised form the marker check compares (see the module doc). Line breaks stay
-    where they were; characters with no ASCII look-alike stay as they are (in a long text,
-    each run of them is shortened to one U+FFFD, which changes no answer of the check)."""
+    where they were; characters with no ASCII look-alike stay as they are."""
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_FOLD).decode("ascii")
     import unicodedata
 
-    text = unicodedata.normalize("NFKD", text)
-    if len(text) > _LARGE:
-        text = _large_patterns()[0].sub("\ufffd", text)
-    return text.translate(_table())
+    return unicodedata.normalize("NFKD", text).translate(_table())
 
 
 def _compact(folded: str) -> bytes:
@@ -177,14 +166,18 @@ _FENCE_WORDS = tuple(_compact(fold(w)).decode("ascii") for w in ("begin", "end")
 
 
 def _dash_word(folded: str) -> bool:
-    """The folded line starts with a dash (after spaces and tabs), and its first word (after
-    the dashes and any other ASCII punctuation) is begin or end."""
+    """Rule 2 for one folded line: it starts with a dash (after spaces and tabs), and its
+    first word (after the dashes and anything else that is not a letter or digit) is begin
+    or end."""
     head = folded.lstrip(" \t")
     if head[:1] != "-":
         return False
     rest = head.lstrip(_SEP)
+    i, n = 0, len(rest)
+    while i < n and not rest[i].isalnum():  # non-ASCII punctuation and symbols
+        i += 1
     for word in _FENCE_WORDS:
-        if rest.startswith(word) and rest[len(word):len(word) + 1] not in _ALNUM:
+        if rest.startswith(word, i) and not rest[i + len(word):i + len(word) + 1].isalnum():
             return True
     return False
 
@@ -198,8 +191,9 @@ def is_marker(line: str) -> bool:
 def _marker_lines(folded: str) -> list[int]:
     """Indices of the lines of a folded text that are markers: rule 1, the line's letters and
     digits hold `_MARK`; rule 2, the line starts with a dash and its first word is begin or
-    end. Linear: one pass over the text per rule, and work per line only for a line that
-    holds the mark, or (in a short text) starts with a dash or a blank."""
+    end. Linear: each rule first looks at the whole text at once (a substring search; in a
+    long text, one compiled substitution for rule 2), and goes line by line only when it
+    found something (or, in a short text, for the lines that start with a dash or a blank)."""
     found: list[int] = []
     comp = _compact(folded)  # one byte per ASCII letter/digit, and every line break
     if _MARK in comp:
@@ -210,12 +204,12 @@ def _marker_lines(folded: str) -> list[int]:
         heads = _HEADS
         return found + [i for i, line in enumerate(folded.split("\n"))
                         if line[:1] in heads and _dash_word(line)]
-    line, at = 0, 0
-    for m in _large_patterns()[1].finditer(folded):
-        line += folded.count("\n", at, m.start())
-        at = m.start()
-        found.append(line)
-    return found
+    # one substitution in C marks every rule-2 line (a line that is exactly NUL: clean removed
+    # every NUL, and folding makes none)
+    marked = _rule2_pattern().sub("\x00", folded)
+    if "\x00" not in marked:
+        return found
+    return found + [i for i, line in enumerate(marked.split("\n")) if line == "\x00"]
 
 
 def defuse(text) -> str:

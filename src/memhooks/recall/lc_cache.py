@@ -248,6 +248,9 @@ def _cmd_lookup(args: list[str]) -> None:
 
         hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
         library_id = hit["library_id"] if hit else None
+    from memhooks.names import checked_library_id
+
+    library_id = checked_library_id(library_id)  # egress: an ID is printed only in its grammar
     note(db, "tier1", "hit" if library_id else "miss", project)
     if library_id:
         _emit(library_id)
@@ -266,7 +269,11 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
     note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "")
     if hit:
-        sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
+        from memhooks.egress import defuse
+
+        # The seed's contract prints the body as it was written (no fence around it), through
+        # egress: control codes and ESC sequences removed, fence look-alike lines defused.
+        sys.stdout.buffer.write(defuse(hit[1]).encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
 
 
