@@ -19,42 +19,15 @@ from memhooks.warm.context import (
 )
 
 
-class StoreView:
-    """fast_answer's four reads, from the store (memhooks.store.answers.Snapshot makes the
-    same four from the answers file)."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def warm_state(self, project: str):
-        from memhooks.recall.queries import warm_state
-
-        return warm_state(self.conn, project)
-
-    def tier1(self, project: str, name_key: str):
-        from memhooks.recall.queries import project_tier1
-
-        return project_tier1(self.conn, project, name_key)
-
-    def api_row(self):
-        from memhooks.warm.context import api_retry_row
-
-        return api_retry_row(self.conn)
-
-    def documents(self) -> int:
-        from memhooks.recall.queries import document_count
-
-        return document_count(self.conn)
-
-
-def tier1_entries(view, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
+def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
     from memhooks.names import normalize
+    from memhooks.store.queries import project_tier1
 
     entries, complete = [], True
     for dep in ranked:
         key = normalize(dep["name"], dep.get("ecosystem"))
-        row = view.tier1(project, key)
+        row = project_tier1(conn, project, key)
         if row is None or row["expires_at"] <= now:
             complete = False
             continue
@@ -66,46 +39,33 @@ def tier1_entries(view, project: str, ranked: list[dict], now: float) -> tuple[l
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
-    return answer_from(StoreView(conn), project)
-
-
-def answer_from(view, project: str) -> str | None:
-    """fast_answer over a StoreView or an answers-file Snapshot."""
+    from memhooks.store.queries import api_retry_row, document_count, warm_state
     from memhooks.warm.fingerprint import fingerprint
 
-    row = view.warm_state(project)
+    row = warm_state(conn, project)
     if row is None:
         return None
     fp = row["fingerprint"]
     if fp == PARTIAL or fingerprint(project, loads(row["files"]), loads(row["dirs"])) != fp:
         return None
     now = time.time()
-    entries, complete = tier1_entries(view, project, loads(row["ranked"]), now)
-    backoff = backoff_of(view.api_row(), now)
+    entries, complete = tier1_entries(conn, project, loads(row["ranked"]), now)
+    backoff = backoff_of(api_retry_row(conn), now)
     if not complete:
         from memhooks.config import offline
 
         if not offline() and not blocked_by(backoff):
             return None
     resolved = any(e.get("library_id") for e in entries)
-    return build_context(entries, note=note_of(view.documents, backoff, documents=not resolved))
+    return build_context(entries, note=note_of(lambda: document_count(conn), backoff,
+                                               documents=not resolved))
 
 
 def fast_output(db: str, project: str) -> str | None:
     """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
-    or None when a warm is needed. From the answers file while it is current (no SQLite),
-    else from the store, read-only."""
+    or None when a warm is needed. The store is opened read-only."""
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
-    from memhooks.store.answers import snapshot
-
-    view = snapshot(db, project)
-    if view is not None:
-        context = answer_from(view, project)
-        return hook_json(context) if context is not None else None
-    from memhooks._lean import lean_sqlite3
-
-    lean_sqlite3()
     import sqlite3
 
     from memhooks.store.reader import closing, connect_reader, is_current
@@ -138,8 +98,9 @@ def status_output(db: str, project: str | None = None) -> str:
     return hook_json(context)
 
 
-def session_start_output(db: str, project: str) -> str:
-    """One JSON object for the SessionStart hook, every time."""
+def session_start_output(db: str, project: str, after_warm=None) -> str:
+    """One JSON object for the SessionStart hook, every time. `after_warm(db, project)` is
+    the caller's work after a warm that ran (memhooks._launch: a detached team pull)."""
     from memhooks.store.connect import closing, connect
 
     if not project or not os.path.isdir(project):
@@ -147,12 +108,9 @@ def session_start_output(db: str, project: str) -> str:
     with closing(connect(db)) as conn:
         context = fast_answer(conn, project)
         if context is None:
-            from memhooks.team.runner import spawn  # detached team pull, when configured
             from memhooks.warm.resolve import warm
 
             context = warm(conn, project).context
-            spawn("pull", db, project)
-    from memhooks.store.answers import vouch
-
-    vouch(db)  # the tier1 this warm wrote, for the lookups that follow
+            if after_warm is not None:
+                after_warm(db, project)
     return hook_json(context)
