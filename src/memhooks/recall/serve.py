@@ -98,8 +98,7 @@ def _s(value, limit: int = 2000) -> str:
     return value.strip() if isinstance(value, str) and len(value) <= limit else ""
 
 
-def _q(text, limit: int = 160) -> str:
-    """A value for the header line, outside the fence: its checked one-line form, quoted."""
+def _q(text, limit: int = 160) -> str:  # a value in the header: its checked one-line form, quoted
     from memhooks.egress import one_line
 
     return dumps_str(one_line(text, limit))
@@ -110,9 +109,7 @@ def _served_head(what: str, when: str, asked: str) -> str:
             f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
 
 
-def _wrap(head: str, body: str, max_chars: int) -> str:
-    """The served text: the header line, the note, and the stored text fenced (memhooks.egress:
-    every stored field is inside the fence or in the header through `_q`)."""
+def _wrap(head: str, body: str, max_chars: int) -> str:  # stored text: fenced, or in head via _q
     from memhooks.egress import REFERENCE_NOTE, clean, fence
 
     if len(body) > max_chars:
