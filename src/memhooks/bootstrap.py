@@ -63,27 +63,18 @@ def plugin_root():
     return os.path.dirname(os.path.dirname(here))
 
 
-def _abs_setting(value):
-    """A path setting as memhooks.config reads one: stripped, ``~`` expanded; None when unset
-    or relative (relative to the hook's working folder: the project)."""
-    path = os.path.expanduser((value or "").strip())
-    return os.path.normpath(path) if path and os.path.isabs(path) else None
+def _abs_setting(name):  # a path setting read as memhooks.config does: None when unset or relative
+    path = os.path.expanduser(os.environ.get(name, "").strip())
+    return os.path.normpath(path) if os.path.isabs(path) else None
 
 
 def default_state_dir():
-    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the user
-    data dir; a relative setting counts as unset."""
-    env = os.environ
-    plugin_data = _abs_setting(env.get("CLAUDE_PLUGIN_DATA"))
-    if plugin_data:
-        return plugin_data
-    db = _abs_setting(env.get("MEMHOOKS_DB"))
-    if db:
-        return os.path.dirname(db)
+    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the data dir."""
+    if _abs_setting("CLAUDE_PLUGIN_DATA") or _abs_setting("MEMHOOKS_DB"):
+        return _abs_setting("CLAUDE_PLUGIN_DATA") or os.path.dirname(_abs_setting("MEMHOOKS_DB"))
     if sys.platform == "darwin":
         return os.path.join(os.path.expanduser("~"), "Library", "Application Support", "memhooks")
-    base = _abs_setting(env.get("XDG_DATA_HOME")) or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "memhooks")
+    return os.path.join(_abs_setting("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "memhooks")
 
 
 def _is_exe(path):

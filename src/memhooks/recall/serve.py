@@ -279,7 +279,6 @@ def _pages(conn, url: str, source_tool: str, tools: tuple, since: float) -> list
 
 def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
     from memhooks.toolargs import webfetch_offset
-
     url, prompt = _s(tool_input.get("url")), _s(tool_input.get("prompt"), 20000)
     offset = webfetch_offset(tool_input)  # a page read from another offset is another answer
     if not url or not prompt or offset is None:
@@ -300,8 +299,7 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
 
 
 def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
-    """Per URL: every URL asked (read as the server reads `urls`) needs a page a fetch stored
-    for exactly that URL, one it asked for (never a header block inside another page)."""
+    """Per URL: each URL asked needs a page a fetch stored for exactly that URL, as asked."""
     from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls
 
     urls = exa_fetch_urls(tool_input)
