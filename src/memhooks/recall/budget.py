@@ -36,8 +36,10 @@ class Deadline:
     def passed(self) -> bool:
         return time.monotonic() > self.at
 
-    def check(self) -> None:
-        if time.monotonic() > self.at:
+    def check(self, reserve: float = 0.0) -> None:
+        """Raise OverBudget past the deadline, or when `reserve` seconds (what the next step
+        is expected to take) would not fit before it."""
+        if time.monotonic() + reserve > self.at:
             raise OverBudget
 
 

@@ -5,11 +5,13 @@ A document up to WHOLE_DOC_BYTES is read and cut into snippets whole
 stores up to 16 MiB, and `MEMHOOKS_MAX_DOC_BYTES` can raise the capture cap) is
 never cut or stemmed whole:
 
-1. its first SCAN_BYTES bytes are read as UTF-8 bytes (SQLite cuts them) and
-   lower-cased (ASCII, C speed);
-2. for the query's most specific stems (at most ANCHORS_PER_DOC), the first
-   HITS_PER_ANCHOR places where a word starts with the stem's opening letters are
-   found (one literal regex scan each: C speed, and only hits reach Python);
+1. the FTS index says which of the ranked documents hold a word starting with each
+   query stem's anchor (its opening letters); an anchor none holds ends the decision
+   there (no document is scanned);
+2. the document's first SCAN_BYTES bytes are read as UTF-8 bytes (SQLite cuts them),
+   lower-cased (ASCII, C speed), and for the anchors it holds (the most specific
+   first, at most ANCHORS_PER_DOC) the first HITS_PER_ANCHOR places where a word starts
+   with one are found (a literal regex scan each: C speed; only hits reach Python);
 3. around each hit, the part between the nearest separators (Context7's dashed
    lines, else `##`/`###` headings, the same rule as `coverage.snippets`) is taken,
    looked for within WINDOW_BYTES either side (a longer part is cut there at a line
@@ -25,8 +27,11 @@ answered from fewer places than a whole cut would find (a miss, never a wrong an
 Every step checks the deadline.
 """
 
+import time
+from itertools import islice
+
 from memhooks.recall import coverage as cv
-from memhooks.store import doc_slices, queries
+from memhooks.store import doc_slices
 
 WHOLE_DOC_BYTES = 256 * 1024      # read and cut whole up to this size (the exact path)
 SCAN_BYTES = 16 * 1024 * 1024     # a larger document is read up to this many bytes
@@ -57,75 +62,113 @@ def _word_start_rx(anchor: bytes):
 
 
 def anchor_of(q: str) -> str:
-    """What a word covering stem `q` usually starts with: the stem less its last letter (the
-    stemmer may change it: -ies -> y), at most six letters; a stem of three letters or
-    fewer is the whole word."""
-    return q if len(q) <= 3 else q[: min(len(q) - 1, 6)]
+    """What a word covering stem `q` starts with, nearly always (the stemmer may change a
+    stem's last letter: -ies -> y): a stem of four letters or fewer whole, else the stem
+    less its last letter, at most six letters."""
+    return q if len(q) <= 4 else q[: min(len(q) - 1, 6)]
 
 
 def pieces(conn, ranked: list[int], query: list[str], budget):
     """((doc_id, n), text) snippets of the ranked documents for `coverage.choose`, in rank
-    order, and {doc_id: bytes}; None when some query stem can be in none of them."""
-    sizes = doc_slices.document_sizes(conn, ranked)
-    small = [d for d in ranked if d in sizes and sizes[d] <= WHOLE_DOC_BYTES]
-    docs = queries.contents_by_id(conn, small)
-    budget.check()
-    large = {d: large_pieces(conn, d, query, budget) for d in ranked if d in sizes and d not in docs}
-    texts = [docs[d]["content"] or "" for d in ranked if d in docs]
-    texts += [t for got in large.values() for _, t in got]
+    order; None when some query stem can be in none of them. Documents are read one at a
+    time; once a large one is met, the FTS index says which documents hold each anchor
+    (an anchor no document holds: None at once, nothing scanned). Once one snippet covers
+    every stem, later documents are not read: `choose` would take that snippet alone."""
+    small: dict[int, str] = {}
+    large: dict[int, list] = {}
+    holders: dict[str, set[int]] | None = None
+    step = 0.0  # what reading and searching one large document took: not begun when it cannot fit
+    for d in ranked:
+        budget.check(step)
+        began = time.monotonic()
+        raw = doc_slices.document_head_bytes(conn, d, SCAN_BYTES)
+        budget.check()
+        if raw is None:
+            continue
+        if len(raw) <= WHOLE_DOC_BYTES:
+            small[d] = raw.decode("utf-8", "replace")
+            continue
+        if holders is None:
+            holders = {a: doc_slices.documents_with_word(conn, a, ranked) for a in anchors(query)}
+            budget.check()
+            if not all(holders.values()):
+                return None  # a word no document has: nothing to cover it with
+        mine = [a for a, docs in holders.items() if d in docs][:anchors_per_doc(len(query))]
+        large[d], whole = large_pieces(raw, mine, query, budget)
+        del raw
+        step = max(step, time.monotonic() - began)
+        if whole:
+            break
+    texts = [small[d] for d in ranked if d in small] + [t for got in large.values() for _, t in got]
     if not cv.may_cover(query, texts):
         return None  # some word is nowhere in these docs: no need to cut them into snippets
     budget.check()
     out: list = []
     for d in ranked:
-        if d in docs:
-            out += [((d, i), text) for i, text in enumerate(cv.snippets(docs[d]["content"] or ""))]
+        if d in small:
+            out += [((d, i), text) for i, text in enumerate(cv.snippets(small[d]))]
             budget.check()
         elif d in large:
             out += [((d, key), text) for key, text in large[d]]
-    return out, sizes
+    return out
 
 
-def large_pieces(conn, doc_id: int, query: list[str], budget) -> list[tuple[tuple, str]]:
-    """Up to LARGE_PIECES ((start, n), snippet) of one large document around the places its
-    words start with the query's anchors, those with the most query probes first kept,
-    returned in document order."""
-    raw = doc_slices.document_head_bytes(conn, doc_id, SCAN_BYTES)
-    budget.check()
+def sizes(conn, ids: list[int]) -> dict[int, int]:
+    """id -> stored bytes (what the live call would have brought), for the served documents."""
+    return doc_slices.document_sizes(conn, ids)
+
+
+def anchors_per_doc(stems: int) -> int:
+    """How many anchors one large document is searched for: half the stems and one more
+    (at most ANCHORS_PER_DOC). The first snippet served covers at least half the stems, so
+    it holds one of any half-and-one of them: searching that many finds it."""
+    return min(ANCHORS_PER_DOC, stems // 2 + 1)
+
+
+def anchors(query: list[str]) -> list[str]:
+    """The query stems' anchors, the most specific (longest) first."""
+    return sorted(dict.fromkeys(anchor_of(q) for q in query), key=lambda a: (-len(a), a))
+
+
+def large_pieces(raw: bytes, found: list[str], query: list[str], budget) -> tuple[list, bool]:
+    """Up to LARGE_PIECES ((start, n), snippet) of one large document (its first bytes
+    `raw`) around the places where its words start with the anchors `found`, those with
+    the most query probes kept, in document order; and whether one of them covers every
+    stem (then the remaining anchors are not searched for)."""
     low = raw.lower()
     budget.check()
-    anchors = sorted({anchor_of(q).encode("utf-8", "surrogatepass") for q in query},
-                     key=lambda a: (-len(a), a))[:ANCHORS_PER_DOC]
-    hits: set[int] = set()
-    for anchor in anchors:
-        for n, m in enumerate(_word_start_rx(anchor).finditer(low)):
-            if n >= HITS_PER_ANCHOR:
-                break
-            hits.add(m.start())
-        budget.check()
-    if not hits:
-        return []
     sep, head = _sep_rx()
     # The whole-document rule: separators when the document has one, else headings.
     first = raw.find(b"----------")
     by_sep = first >= 0 and sep.search(raw, first) is not None
-    budget.check()
     probes = cv.probes(query)
-    scored, end = [], -1
-    for i in sorted(hits):
-        if i < end:
-            continue  # inside the part already taken
-        a, b = part_bounds(raw, i, sep if by_sep else head, by_sep)
-        end = b
-        text = raw[a:b].decode("utf-8", "ignore").strip("\n")
-        for n, piece in enumerate(cv.part_pieces(text)):
-            low_piece = piece.lower()
-            score = sum(1 for p in probes if cv.starts_a_word(low_piece, p))
-            if score:
-                scored.append((-score, a, n, piece))
-        budget.check()
+    scored: list = []
+    taken: list[tuple[int, int]] = []
+    whole, step = False, 0.0
+    for anchor in found:
+        budget.check(step)
+        began = time.monotonic()
+        rx = _word_start_rx(anchor.encode("utf-8", "surrogatepass"))
+        hits = [m.start() for m in islice(rx.finditer(low), HITS_PER_ANCHOR)]
+        step = max(step, time.monotonic() - began)
+        for i in hits:
+            if any(a <= i < b for a, b in taken):
+                continue  # inside a part already taken
+            a, b = part_bounds(raw, i, sep if by_sep else head, by_sep)
+            taken.append((a, b))
+            text = raw[a:b].decode("utf-8", "ignore").strip("\n")
+            for n, piece in enumerate(cv.part_pieces(text)):
+                low_piece = piece.lower()
+                score = sum(1 for p in probes if cv.starts_a_word(low_piece, p))
+                if score:
+                    scored.append((-score, a, n, piece))
+                if score == len(probes) and not whole:
+                    whole = cv.choose(query, [((a, n), piece)], max_pieces=1) is not None
+            budget.check()
+        if whole:
+            break
     best = sorted(scored)[:LARGE_PIECES]
-    return [((a, n), piece) for _, a, n, piece in sorted(best, key=lambda s: (s[1], s[2]))]
+    return [((a, n), piece) for _, a, n, piece in sorted(best, key=lambda s: (s[1], s[2]))], whole
 
 
 def part_bounds(raw: bytes, i: int, bound, by_sep: bool) -> tuple[int, int]:

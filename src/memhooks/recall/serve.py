@@ -224,8 +224,8 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         return None
     from memhooks.recall import docwindows  # small docs whole, large ones around the query's words
 
-    got = docwindows.pieces(conn, ranked, q, budget)
-    chosen = cv.choose(q, got[0], check=budget.check) if got else None
+    pieces = docwindows.pieces(conn, ranked, q, budget)
+    chosen = cv.choose(q, pieces, check=budget.check) if pieces else None
     if not chosen:
         return None
     used = list(dict.fromkeys(k[0] for k, _ in chosen))
@@ -238,7 +238,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
     head = _served_head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
                  when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}")
-    live = max(got[1].get(d, 0) for d in used)
+    live = max(docwindows.sizes(conn, used).values())
     return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
 
 

@@ -1,26 +1,38 @@
 """Bounded reads of captured text for the serve decision (standard library only; the
 PreToolUse hook imports it).
 
-The serve decision reads a document whole only when it is small; of a large one it
-reads at most a fixed number of bytes (`substr` on the UTF-8 blob, so the bound is in
-bytes and SQLite does the cutting). Every value is bound as a parameter.
+The serve decision reads at most a fixed number of bytes of a document (`substr` on its
+UTF-8 blob, so the bound is in bytes and SQLite does the cutting), and asks the FTS
+index, not the text, which documents hold a word. Every value is bound as a parameter.
 """
+
+from memhooks.store.queries import PREFIX_MIN_CHARS, fts_term
+
+
+def document_head_bytes(conn, doc_id: int, limit: int) -> bytes | None:
+    """The first `limit` bytes of a document's text, UTF-8; None when there is no such
+    document. A cut may split a character: decode with errors="ignore"."""
+    row = conn.execute("SELECT substr(CAST(coalesce(content, '') AS BLOB), 1, ?) FROM documents"
+                       " WHERE id = ?", (int(limit), doc_id)).fetchone()
+    return None if row is None else bytes(row[0] or b"")
 
 
 def document_sizes(conn, ids: list[int]) -> dict[int, int]:
-    """id -> size of the stored text in bytes, for the ids that exist (the `bytes`
-    column; measured for a row that lacks it)."""
+    """id -> the `bytes` column (size of the stored text), for the ids that exist."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = conn.execute("SELECT id, coalesce(bytes, length(CAST(content AS BLOB)), 0) FROM documents"
-                        f" WHERE id IN ({marks})", list(ids))
-    return {int(i): int(n) for i, n in rows}
+    return {int(i): int(n or 0) for i, n in conn.execute(
+        f"SELECT id, bytes FROM documents WHERE id IN ({marks})", list(ids))}
 
 
-def document_head_bytes(conn, doc_id: int, limit: int) -> bytes:
-    """The first `limit` bytes of a document's text, UTF-8 (b'' when there is none). A cut
-    may split a character: decode with errors="ignore"."""
-    row = conn.execute("SELECT substr(CAST(content AS BLOB), 1, ?) FROM documents WHERE id = ?",
-                       (int(limit), doc_id)).fetchone()
-    return bytes(row[0]) if row and row[0] is not None else b""
+def documents_with_word(conn, word: str, ids: list[int]) -> set[int]:
+    """Those of `ids` whose title or text has a word starting with `word` (FTS5; words
+    shorter than PREFIX_MIN_CHARS only whole, as every FTS query here)."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    match = fts_term(word, len(word) >= PREFIX_MIN_CHARS)
+    return {int(r[0]) for r in conn.execute(
+        "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+        f" AND +rowid IN ({marks})", (match, *ids))}
