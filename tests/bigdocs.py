@@ -23,7 +23,21 @@ SEP = "\n\n--------------------------------\n\n"
 LIBRARY = "/bigorg/biglib"
 MiB = 1024 * 1024
 _AVOID = ("key", "pass", "secret", "token", "auth", "cred", "sig", "dsn", "sas", "pw", "curl",
-          "bearer", "basic", "eyj")
+          "bearer", "basic", "eyj", "aiza")
+
+
+def _avoid() -> tuple[str, ...]:
+    """Every trigger substring of the redaction rules made of letters, and _AVOID."""
+    from memhooks.redact_rules import RULES
+
+    found = set(_AVOID)
+    for rule in RULES:
+        for t in rule[2]:
+            for part in (t if isinstance(t, tuple) else (t,)):
+                part = part.decode() if isinstance(part, bytes) else part
+                if part.isalpha():
+                    found.add(part.lower())
+    return tuple(sorted(found))
 _FUNCTION = ("the", "a", "to", "of", "and", "in", "is", "for", "with", "on", "by", "this", "that",
              "when", "from", "it", "as", "an", "be", "or")
 
@@ -50,7 +64,7 @@ TOPICS = (
      "```js\ncreatePool({ size: 10, idleTimeout: 30000 })\n```"),
 )
 HITS = ("exponential backoff with jitter for failed requests", "retry failed requests with jitter",
-        "verify the webhook HMAC header against the raw body", "webhook payload verification",
+        "verify the webhook HMAC header against the raw body", "verifying webhook payloads",
         "stream large responses in chunks", "flush each chunk of a streamed response",
         "connection pool size and idle timeout", "close idle connections in the pool")
 MISSES = ("websocket heartbeat interval", "oauth device flow polling", "graphql subscription resolvers",
@@ -66,11 +80,12 @@ def vocabulary(rng: random.Random, n: int = 20000) -> list[str]:
               "fl", "gr", "pl", "tr", "st", "ch", "th", "sh", "k", "s"]
     vowels = ["a", "e", "i", "o", "u", "ai", "ou", "ea"]
     codas = ["", "", "", "n", "r", "l", "m", "s", "t", "nd", "rt"]
+    avoid = _avoid()
     out: set[str] = set()
     while len(out) < n:
         word = "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(rng.randint(1, 4)))
         word += rng.choice(codas)
-        if 3 <= len(word) <= 14 and not any(a in word for a in _AVOID):
+        if 3 <= len(word) <= 14 and not any(a in word for a in avoid):
             out.add(word)
     words = sorted(out)
     rng.shuffle(words)
@@ -103,26 +118,43 @@ def snippet(w: Words, n: int) -> str:
             f"```js\n{code}\n```")
 
 
-def document(seed: int, target_bytes: int = 16 * MiB - 4096, pool_size: int = 3000) -> str:
-    """One Context7-shaped document of at most `target_bytes` UTF-8 bytes (ASCII), with the
-    TOPICS planted after its first half."""
+_POOLS: dict = {}
+
+
+def _pool(size: int) -> tuple[Words, list[str]]:
+    """`size` generated snippets (made once per size, shared by every document)."""
+    if size not in _POOLS:
+        if "vocab" not in _POOLS:
+            _POOLS["vocab"] = vocabulary(random.Random(1))
+        w = Words(random.Random(size), _POOLS["vocab"])
+        _POOLS[size] = (w, [snippet(w, i) for i in range(size)])
+    return _POOLS[size]
+
+
+def filler(seed: int, target_bytes: int, pool_size: int = 3000) -> list[str]:
+    """Generated snippets (each made its own by a numbered title word) of about
+    `target_bytes` in all, joined with SEP."""
     rng = random.Random(seed)
-    w = Words(rng, vocabulary(random.Random(1)))
-    pool = [snippet(w, i) for i in range(pool_size)]
+    w, pool = _pool(pool_size)
     parts, size, n = [], 0, 0
-    planted = sorted(rng.uniform(0.55, 0.95) for _ in TOPICS)
-    budget = target_bytes - sum(len(body) + len(SEP) for _, body in TOPICS)
     while True:
-        base = pool[rng.randrange(pool_size)]
-        s = base.replace("### ", f"### {w.one().title()} {n} ", 1)  # every snippet its own
-        if size + len(s) + len(SEP) > budget:
-            break
+        s = pool[rng.randrange(pool_size)].replace("### ", f"### {w.vocab[rng.randrange(w.n)].title()} {seed}.{n} ", 1)
+        if size + len(s) + len(SEP) > target_bytes:
+            return parts
         parts.append(s)
         size += len(s) + len(SEP)
         n += 1
-    for frac, (_, body) in zip(planted, TOPICS, strict=True):
+
+
+def document(seed: int, target_bytes: int = 16 * MiB - 4096, pool_size: int = 3000,
+             topics=TOPICS, sep: str = SEP) -> str:
+    """One Context7-shaped document of at most `target_bytes` UTF-8 bytes (ASCII), with
+    `topics` planted after its first half (with `sep` "\n\n": headings alone part it)."""
+    rng = random.Random(seed)
+    parts = filler(seed, target_bytes - sum(len(body) + len(sep) for _, body in topics), pool_size)
+    for frac, (_, body) in zip(sorted(rng.uniform(0.55, 0.95) for _ in topics), topics, strict=True):
         parts.insert(int(len(parts) * frac), body)
-    return SEP.join(parts)
+    return sep.join(parts)
 
 
 def build(path: str, docs: int = 4, target_bytes: int = 16 * MiB - 4096, now: float | None = None,
