@@ -6,8 +6,9 @@ stores up to 16 MiB, and `MEMHOOKS_MAX_DOC_BYTES` can raise the capture cap) is
 never cut or stemmed whole:
 
 1. the FTS index says which of the ranked documents hold a word starting with each
-   query stem's anchor (its opening letters); an anchor none holds ends the decision
-   there (no document is scanned);
+   query stem's anchor (its opening letters; anchors of four letters or more, as FTS
+   prefixes are never shorter here); an anchor none holds ends the decision there (no
+   document is scanned);
 2. the document's first SCAN_BYTES bytes are read as UTF-8 bytes (SQLite cuts them),
    lower-cased (ASCII, C speed), and for the anchors it holds (the most specific
    first, at most ANCHORS_PER_DOC) the first HITS_PER_ANCHOR places where a word starts
@@ -39,6 +40,7 @@ ANCHORS_PER_DOC = 6               # query stems searched for in one large docume
 HITS_PER_ANCHOR = 24              # places kept per searched stem
 WINDOW_BYTES = 4 * cv.CHUNK_CHARS  # how far from a hit its part's bounds are looked for
 LARGE_PIECES = 32                 # snippets of one large document passed on to choose
+FTS_PREFIX_MIN = doc_slices.PREFIX_MIN_CHARS  # shorter anchors are not looked up in FTS
 
 _RX: dict = {}
 
@@ -89,7 +91,8 @@ def pieces(conn, ranked: list[int], query: list[str], budget):
             small[d] = raw.decode("utf-8", "replace")
             continue
         if holders is None:
-            holders = {a: doc_slices.documents_with_word(conn, a, ranked) for a in anchors(query)}
+            holders = {a: doc_slices.documents_with_word(conn, a, ranked) if len(a) >= FTS_PREFIX_MIN
+                       else set(ranked) for a in anchors(query)}  # (a short one: not asked, kept)
             budget.check()
             if not all(holders.values()):
                 return None  # a word no document has: nothing to cover it with

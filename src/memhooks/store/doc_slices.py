@@ -8,6 +8,8 @@ index, not the text, which documents hold a word. Every value is bound as a para
 
 from memhooks.store.queries import PREFIX_MIN_CHARS, fts_term
 
+__all__ = ["PREFIX_MIN_CHARS", "document_head_bytes", "document_sizes", "documents_with_word"]
+
 
 def document_head_bytes(conn, doc_id: int, limit: int) -> bytes | None:
     """The first `limit` bytes of a document's text, UTF-8; None when there is no such
@@ -26,13 +28,13 @@ def document_sizes(conn, ids: list[int]) -> dict[int, int]:
         f"SELECT id, bytes FROM documents WHERE id IN ({marks})", list(ids))}
 
 
-def documents_with_word(conn, word: str, ids: list[int]) -> set[int]:
-    """Those of `ids` whose title or text has a word starting with `word` (FTS5; words
-    shorter than PREFIX_MIN_CHARS only whole, as every FTS query here)."""
+def documents_with_word(conn, prefix: str, ids: list[int]) -> set[int]:
+    """Those of `ids` whose title or text has a word starting with `prefix` (FTS5; a prefix
+    shorter than PREFIX_MIN_CHARS only as a whole word, as every FTS query here)."""
     if not ids:
         return set()
     marks = ",".join("?" * len(ids))
-    match = fts_term(word, len(word) >= PREFIX_MIN_CHARS)
+    match = fts_term(prefix, len(prefix) >= PREFIX_MIN_CHARS)
     return {int(r[0]) for r in conn.execute(
         "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
         f" AND +rowid IN ({marks})", (match, *ids))}
