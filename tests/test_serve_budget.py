@@ -148,7 +148,7 @@ def test_large_documents_never_serve_what_the_whole_cut_would_not(tmp_path, caps
         print(f"\n[serve, relevance answers inside 270 KiB of other snippets] whole cut serves "
               f"{whole_served}, the large-document path {large_served}")
     assert big == len(libs)
-    assert whole_served >= 50 and large_served >= 0.8 * whole_served, (large_served, whole_served)
+    assert whole_served >= 50 and large_served >= 0.95 * whole_served, (large_served, whole_served)
 
 
 # ----------------------------------------------------------------------------- 4 x 16 MiB
