@@ -14,9 +14,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import fold_reads
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pipeline import ingest_pending
-from memhooks.recall import libraries, queries, render, search
+from memhooks.recall import libraries, render, search
+from memhooks.store import queries
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import upsert_document
 
@@ -63,6 +65,7 @@ def add(conn, content: str, title: str | None = None, **kw) -> int:
 
 
 def access(conn, doc_id: int) -> tuple[int, int | None]:
+    fold_reads(conn)
     return conn.execute("SELECT access_count, last_accessed_epoch FROM documents WHERE id = ?",
                         (doc_id,)).fetchone()
 
@@ -341,6 +344,7 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
         set(alts) >= {"/facebook/react-native"}
     md = render.library_markdown(ans)
     assert "/facebook/react" in md and "Other candidate libraries" in md
+    fold_reads(captured)
     counts = dict(((t, o), n) for t, o, n in captured.execute(
         "SELECT tier, outcome, count FROM counters"))
     assert counts[("tier1", "hit")] >= 1
@@ -351,6 +355,7 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
 
     miss = libraries.lookup_library(captured, "no-such-lib-xyz", project)
     assert not miss["found"] and "no cached library ID" in render.library_markdown(miss)
+    fold_reads(captured)
     counts = dict(((t, o), n) for t, o, n in captured.execute(
         "SELECT tier, outcome, count FROM counters"))
     assert counts[("tier1", "miss")] >= 1

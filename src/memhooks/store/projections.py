@@ -213,13 +213,14 @@ def fold_reads(conn, records: list[dict]) -> int:
     from memhooks.sqltext import storable_path
 
     for r in records:
-        count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
-              now=r["at"])
+        if r["kind"] != "doc":  # a lookup's hit or miss
+            count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
+                  now=r["at"])
         if r["content_hash"]:
             ids = [row[0] for row in conn.execute(
                 "SELECT id FROM documents WHERE content_hash = ?", (r["content_hash"],))]
             if ids:
-                touch_documents(conn, ids[:1], now=r["at"])
+                touch_documents(conn, ids[:1], now=r["at"], origin=r.get("origin", "agent"))
     return len(records)
 
 

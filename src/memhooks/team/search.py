@@ -16,9 +16,11 @@ from memhooks.config import project_dir
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall import search as local
 from memhooks.recall.render import iso_utc, results_markdown
+from memhooks.store import queries
 from memhooks.store import team_local as tl
 from memhooks.store.connect import transaction
-from memhooks.store.projections import touch_documents, upsert_document
+from memhooks.store.projections import upsert_document
+from memhooks.store.reads import note_documents
 from memhooks.team.pull import _with_team
 from memhooks.team.runner import open_team
 from memhooks.team.settings import team_url
@@ -140,7 +142,7 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
             if doc_id is not None:
                 have[digest] = doc_id
         ids = [i for i in have.values() if i is not None]
-        touch_documents(conn, ids)
+    note_documents(queries.main_file(conn), queries.content_hashes(conn, ids), project)
     return {h: i for h, i in have.items() if i is not None}
 
 
