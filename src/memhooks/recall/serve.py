@@ -8,8 +8,10 @@
   library ID (a versioned ID only by that version's docs; an unversioned ID by
   versioned docs only for the version the lockfile pins), fresh under the tier2
   TTL (pinned docs: `MEMHOOKS_SERVE_PINNED_TTL_S`). The library's documents are
-  ranked with FTS5 BM25, cut into snippets, and served only when a few snippets
-  together contain every content word of the new query.
+  ranked with FTS5 BM25, cut into snippets (a large one only around the query's words:
+  memhooks.recall.docwindows), and served only when a few snippets together contain
+  every content word of the new query. The whole decision stops at its budget
+  (memhooks.recall.budget) and then lets the call run.
 * `WebFetch`: the same normalised URL and the same prompt, within the TTL.
 * EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
 
