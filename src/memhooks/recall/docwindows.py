@@ -138,6 +138,8 @@ def large_pieces(raw: bytes, found: list[str], query: list[str], budget) -> tupl
     `raw`) around the places where its words start with the anchors `found`, those with
     the most query probes kept, in document order; and whether one of them covers every
     stem (then the remaining anchors are not searched for)."""
+    if not found:
+        return [], False
     low = raw.lower()
     budget.check()
     sep, head = _sep_rx()
