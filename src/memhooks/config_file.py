@@ -160,7 +160,8 @@ _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\
 
 
 def _basic_string(s: str):
-    out, i = [], 1
+    out: list[str] = []
+    i = 1
     while i < len(s):
         c = s[i]
         if c == '"':
@@ -191,7 +192,7 @@ def _basic_string(s: str):
 # ----------------------------------------------------------------------------- writing
 
 def _quote(text: str) -> str:
-    out = []
+    out: list[str] = []
     for c in text:
         if c in ('"', "\\"):
             out.append("\\" + c)

@@ -9,6 +9,7 @@ def spawn_ingest(db: str) -> bool:
     """Start a detached ingester unless one is already running. Never raises."""
     if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1":
         return False
+    # lazy: hot path; fcntl and config only when an ingester may start, the log on failure
     try:
         import fcntl
 
@@ -38,9 +39,8 @@ def spawn_ingest(db: str) -> bool:
             setsid=True,
         )
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no ingester now is fine (the next hook starts one); logged
         from memhooks.log import log_exception
 
         log_exception("spawn ingest")
         return False
-

@@ -194,7 +194,8 @@ def top_level_string(raw: bytes, key: bytes, limit: int = 4096) -> str | None:
     unescaped `"key":` followed by a plain string (no escapes) of at most `limit` bytes;
     else None. (Captured text sits inside JSON strings, where a quote is escaped.)"""
     needle = b'"' + key + b'"'
-    hits, start = [], 0
+    hits: list[int] = []
+    start = 0
     while len(hits) < 2:
         i = raw.find(needle, start)
         if i < 0:

@@ -52,7 +52,8 @@ class Criteria:
                     or self.since is not None or self.until is not None)
 
     def where(self) -> tuple[str, list]:
-        parts, params = [], []
+        parts: list[str] = []
+        params: list = []
         if self.ids:
             parts.append(f"d.id IN ({','.join('?' * len(self.ids))})")
             params += self.ids
@@ -216,7 +217,7 @@ def scrub_spool(folders: list[str], found: list[str]) -> list[str]:
     `found`; the paths deleted. Spool files are memhooks' own: regular files only."""
     from memhooks.files import open_regular
 
-    gone = []
+    gone: list[str] = []
     if not found:
         return gone
     for folder in folders:
