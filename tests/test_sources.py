@@ -17,10 +17,10 @@ import pytest
 from conftest import db_rows
 from helpers_site import Site, drip, gzip_bomb, hang, huge, redirect, status
 from memhooks.cli.results import check
+from memhooks.egress import FENCE_BEGIN, FENCE_END
 from memhooks.ingest import pages
 from memhooks.ingest import sources as sources_mod
 from memhooks.ingest.fetch import Limits
-from memhooks.recall.render import FENCE_BEGIN, FENCE_END
 from memhooks.store.connect import closing, connect
 
 MIB = 1 << 20

@@ -11,11 +11,13 @@ import click
 from memhooks import __version__
 from memhooks.cli import (
     cache,
+    config_cmd,
     doctor,
     exchange,
     hook,
     install,
     journal,
+    privacy,
     recall,
     sources,
     team,
@@ -105,7 +107,8 @@ def main(ctx):
         click.echo(SHORT_USAGE)
 
 
-for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team, sources):
+for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,
+                privacy, config_cmd, sources):
     _module.register(main)
 
 

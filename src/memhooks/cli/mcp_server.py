@@ -210,7 +210,10 @@ def call_tool(name: str, arguments) -> tuple[str, bool]:
     if problems:
         return f"Invalid arguments for {name}: " + "; ".join(problems) + ".", True
     try:
-        return fn(*values)
+        from memhooks.egress import clean
+
+        text, is_error = fn(*values)
+        return clean(text), is_error  # every answer leaves through egress (markdown already fenced)
     except Exception as exc:  # noqa: BLE001 - a tool error is an answer, never a dead server
         try:
             log_exception(f"mcp {name}")

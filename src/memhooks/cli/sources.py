@@ -10,39 +10,12 @@ from contextlib import contextmanager
 import click
 
 from memhooks.cli._common import Fail, echo_json, echo_lines, no_store, open_store, store_exists
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+from memhooks.cli.privacy import parse_duration
 
 
 def register(main: click.Group) -> None:
     for cmd in (add_cmd, refresh_cmd, sources_cmd):
         main.add_command(cmd)
-
-
-def parse_duration(text: str) -> float:
-    """`90s`, `30m`, `12h`, `7d`, `2w`, `1h30m` or plain seconds -> seconds (> 0)."""
-    s = text.strip().lower().replace(" ", "")
-    bad = ValueError(f"not a duration: {text[:40]!r} (e.g. 30m, 12h, 7d)")
-    try:
-        value = float(s)
-    except ValueError:
-        value, number = 0.0, ""
-        for ch in s[:40]:
-            if ch.isascii() and (ch.isdigit() or ch == "."):
-                number += ch
-            elif ch in _UNITS and number:
-                try:
-                    value += float(number) * _UNITS[ch]
-                except ValueError:
-                    raise bad from None
-                number = ""
-            else:
-                raise bad from None
-        if number or len(s) > 40:
-            raise bad from None
-    if not 0 < value < float("inf"):
-        raise bad
-    return value
 
 
 def _duration(ctx, param, value):
@@ -73,7 +46,7 @@ def _progress():
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from memhooks.recall.render import one_line
+    from memhooks.egress import one_line
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
@@ -89,7 +62,7 @@ def _progress():
 
 def run_lines(run: dict) -> list[str]:
     """A run of `add` or `refresh` for people."""
-    from memhooks.recall.render import one_line
+    from memhooks.egress import one_line
 
     o = run["outcomes"]
     stored = o.get("new", 0) + o.get("updated", 0)
@@ -201,8 +174,9 @@ def sources_cmd(as_json):
     """List the sources you added: URL, library, pages, bytes, last checked, status."""
     if not store_exists():
         no_store(as_json, {"count": 0, "sources": []}, what=" and no source was added")
-    from memhooks.recall.render import iso_utc, one_line, safe_json
+    from memhooks.egress import one_line, safe_json
     from memhooks.store.sources import summary
+    from memhooks.timefmt import iso
 
     conn = open_store(ingest=False)
     try:
@@ -224,7 +198,7 @@ def sources_cmd(as_json):
         ago = f"{_ago(now - r['last_checked'])} ago" if r["last_checked"] else "never"
         click.echo(f"{one_line(r['url'], 300)}")
         click.echo(f"  library {lib} · {r['pages']} pages · {r['documents']} stored · {_bytes(r['bytes'])}"
-                   f" · checked {ago} ({iso_utc(r['last_checked']) or '-'}) · {status}")
+                   f" · checked {ago} ({iso(r['last_checked']) or '-'}) · {status}")
 
 
 def _ago(seconds: float) -> str:

@@ -113,7 +113,7 @@ def upsert_library(conn, *, library_id: str, title: str | None, origin: str,
     lid = checked_library_id(library_id)
     if lid is None:
         return  # not the Context7 ID shape (`/owner/repo[/version]`): never stored
-    from memhooks.recall.render import one_line
+    from memhooks.egress import one_line
 
     # outside short text: one safe capped line (no control characters, no fence markers)
     title = (one_line(title, 200) or None) if title else None

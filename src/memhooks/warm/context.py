@@ -50,10 +50,12 @@ def build_context(entries: list[dict], note: str = "") -> str:
     """`name@version → /org/repo` lines plus the hint, at most MAX_CONTEXT chars. Only
     checked values (memhooks.names grammars) reach it. `(cached)` marks an ID served from
     tier1 that an earlier session resolved. With nothing resolved: what is cached (`note`)."""
+    from memhooks.egress import clean
+
     resolved = [c for c in (_checked(e) for e in entries) if c is not None]
     if not resolved:
         head = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
-        return "\n".join(x for x in (head, note) if x)[:MAX_CONTEXT]
+        return clean("\n".join(x for x in (head, note) if x)[:MAX_CONTEXT])
     head = "memhooks: Context7 library IDs for this project's dependencies:"
     hint = HINT.format(cmd=_docs_command())
     tail = [hint] + ([note] if note else [])
@@ -74,7 +76,7 @@ def build_context(entries: list[dict], note: str = "") -> str:
                 break
         lines.append(line)
         budget -= len(line) + 1
-    return "\n".join([head, *lines, *tail])[:MAX_CONTEXT]
+    return clean("\n".join([head, *lines, *tail])[:MAX_CONTEXT])
 
 
 def api_backoff(conn, now: float) -> tuple[str, float] | None:
@@ -115,8 +117,10 @@ def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bo
         if backoff[0] == "429":
             parts.append(f"Context7 is rate-limited until {when}: prefer the cached docs until then.")
         else:
-            parts.append(f"The Context7 API was not usable ({backoff[0]}); memhooks tries again "
-                         f"after {when}.")
+            from memhooks.egress import one_line
+
+            parts.append(f"The Context7 API was not usable ({one_line(backoff[0], 80)}); memhooks "
+                         f"tries again after {when}.")
     return " ".join(parts)
 
 

@@ -30,9 +30,9 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from memhooks.config import context7_api_url
+from memhooks.egress import one_line
 from memhooks.log import log_error
 from memhooks.names import checked_library_id, valid_version
-from memhooks.recall.render import one_line
 
 MAX_CONCURRENCY = 8
 DEFAULT_RETRY_AFTER_S = 600.0
