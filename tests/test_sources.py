@@ -323,6 +323,8 @@ def test_refresh_marks_a_page_gone_and_keeps_a_forgotten_page_away(conn):
         assert out == {"llms.txt": "not-modified", "a.md": "gone", "b.md": "forgotten"}
         assert site.requests["/b.md"] == 0
         assert conn.execute("SELECT status FROM sources WHERE url = ?", (site.url("/a.md"),)).fetchone() == ("gone",)
+        assert conn.execute("SELECT status, title, document_id FROM sources WHERE url = ?",
+                            (site.url("/b.md"),)).fetchone() == ("forgotten", None, None)
 
 
 def test_refresh_older_than_checks_only_what_is_due(conn):

@@ -273,6 +273,9 @@ def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None
                  (digest,))
     conn.execute("DELETE FROM captures WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
                  (digest,))
+    # a page `memhooks add` fetched: its URL stays (so it is never fetched again), its title goes
+    conn.execute("UPDATE sources SET title = NULL, status = 'forgotten', error = NULL WHERE content_hash = ?",
+                 (digest,))
     return conn.execute("DELETE FROM documents WHERE content_hash = ?", (digest,)).rowcount
 
 
