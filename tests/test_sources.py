@@ -168,6 +168,8 @@ def test_add_refuses_what_is_not_http(store):
         site.page("/llms.txt", "# X\n")
         proc = _cli("add", site.url("/llms.txt"), "--library", "not an id", ok=(1,))
         assert "--library" in proc.stderr and site.requests == {}
+    proc = _cli("add", "http://127.0.0.1:9/llms.txt?access_token=" + TOKEN, ok=(1,))
+    assert "credential" in proc.stderr and TOKEN not in proc.stderr
     proc = _cli("refresh", ok=(2,))
     assert "--all" in proc.stderr
 
@@ -294,11 +296,16 @@ def test_pages_that_are_not_documents(conn):
         site.page("/empty.html", "<html><body><script>x()</script></body></html>", "text/html")
         site.route("/gone.md", status(404))
         site.page("/llms.txt", "# N\n\n## Docs\n- [Img](/img.png)\n- [Secret](/secret.md)\n"
-                               "- [Empty](/empty.html)\n- [Gone](/gone.md)\n")
+                               "- [Empty](/empty.html)\n- [Gone](/gone.md)\n"
+                               f"- [Keyed](/keyed.md?access_token={TOKEN})\n- [" + "Long " * 100_000 + "](/long.md)\n")
+        site.page("/long.md", "# L\n\nlong title\n")
         run = sources_mod.add(conn, site.url("/llms.txt"), limits=_limits())
         out = {v.url.rsplit("/", 1)[1]: v.outcome for v in run.visits}
         assert out == {"llms.txt": "new", "img.png": "not-text", "secret.md": "new", "empty.html": "not-text",
-                       "gone.md": "gone"}
+                       "gone.md": "gone", "long.md": "new"}
+        assert run.skipped == {"credential in URL": 1} and not [p for p in site.requests if "keyed" in p]
+        title = conn.execute("SELECT title FROM sources WHERE url = ?", (site.url("/long.md"),)).fetchone()[0]
+        assert len(title) <= 300
         content = conn.execute("SELECT content FROM documents WHERE url = ?", (site.url("/secret.md"),)).fetchone()[0]
         assert TOKEN not in content and "use it well" in content
         assert TOKEN not in Path(conn.execute("PRAGMA database_list").fetchone()[2]).read_bytes().decode("latin-1")

@@ -358,6 +358,16 @@ def _flow_text(pieces: list[str]) -> str:
     return _AROUND_NEWLINE.sub("\n", _BLANKS.sub(" ", unescape("".join(pieces))))
 
 
+MAX_TITLE = 300
+
+
+def short_title(text: str | None) -> str | None:
+    """A title as one line of at most MAX_TITLE characters (None when nothing is left)."""
+    if not text:
+        return None
+    return " ".join(text[:MAX_TITLE * 8].split())[:MAX_TITLE] or None
+
+
 def page_document(body: bytes, content_type: str | None, url: str,
                   link_title: str | None = None) -> tuple[str, str] | None:
     """(title, text) to store for a fetched page, or None when it is not text or holds
@@ -372,4 +382,4 @@ def page_document(body: bytes, content_type: str | None, url: str,
         heading = markdown_title(text)
     if not text.strip():
         return None
-    return (link_title or heading or url), text
+    return (short_title(link_title) or short_title(heading) or url), text

@@ -33,6 +33,7 @@ from memhooks.ingest.pages import (
     page_document,
     parse_llms_txt,
     same_site,
+    short_title,
     site_of,
 )
 from memhooks.names import checked_library_id, valid_version
@@ -90,10 +91,21 @@ class Run:
         }
 
 
+def carries_secret(url: str) -> bool:
+    """Whether redaction would change the URL (a token in its query, a key in its path): such
+    a URL is never fetched nor kept (the sources table holds URLs as they are)."""
+    from memhooks.redact import redact_text
+
+    return redact_text(url) != url
+
+
 def _checked_request(url: str, library_id: str | None, version: str | None):
     root = checked_url(url)
     if root is None:
         raise SourceError(f"not an http(s) URL: {url[:200]!r} (file:, data: and other schemes are never fetched)")
+    if carries_secret(root):
+        raise SourceError("the URL carries a credential (a token or key): memhooks keeps URLs as they are,"
+                          " so it adds none that holds a secret")
     lid = None
     if library_id:
         lid = checked_library_id(library_id)
@@ -182,7 +194,7 @@ def _sync(conn, fetcher: Fetcher, run: Run, root: str, lid: str | None, version:
             stored = store.stored(conn, visit.document_id)  # the index as stored: new links?
             text = stored["content"] if stored is not None else None
         if text is not None and kind == "index":
-            listed = [(link.url, link.title) for link in parse_llms_txt(text, base)[1]]
+            listed = [(link.url, short_title(link.title)) for link in parse_llms_txt(text, base)[1]]
     if kind == "page":
         return
     names = {u for u, _ in listed}
@@ -196,6 +208,9 @@ def _sync(conn, fetcher: Fetcher, run: Run, root: str, lid: str | None, version:
             continue  # checked recently enough (--older-than)
         if not same_site(url, site):
             run.skipped["off-site"] += 1
+            continue
+        if url not in known and carries_secret(url):
+            run.skipped["credential in URL"] += 1
             continue
         if len(run.visits) >= run.limits.pages:
             run.limits_hit.add("pages")
