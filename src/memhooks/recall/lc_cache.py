@@ -69,7 +69,8 @@ def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done
+    from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
+    from memhooks.store.admission import Refused
     from memhooks.store.connect import transaction
     from memhooks.store.projections import apply_cache_write
 
@@ -78,8 +79,14 @@ def write(conn, record: dict, project: str) -> int:
     with transaction(conn):
         event_id = append(conn, payload, size=len(payload), project=project,
                           hook_event_name=CACHE_WRITE_EVENT, received_at=now)
-        apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project, now=now)
-        mark_done(conn, event_id, now)
+        try:
+            apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project,
+                              now=now)
+        except Refused as exc:
+            # admission refused it (nothing was written): journaled as skipped, with why
+            mark_skipped(conn, event_id, f"refused: {exc.reason}"[:500], now)
+        else:
+            mark_done(conn, event_id, now)
     return event_id
 
 

@@ -18,6 +18,7 @@ import time
 from memhooks import config
 from memhooks.names import library_base, library_key, lookup_keys, loose_key, normalize, topic_key
 from memhooks.store import team_local as tl
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
 from memhooks.store.projections import (
     forget_hash,
@@ -136,13 +137,13 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
             with transaction(conn):
                 for n, lid, row in writes:
                     resolved, expires = float(row["resolved_at"]), float(row["expires_at"])
-                    if upsert_tier1(conn, project=project, name=n["name"], ecosystem=n.get("ecosystem"),
+                    if _admitted(upsert_tier1,conn, project=project, name=n["name"], ecosystem=n.get("ecosystem"),
                                     library_id=lid, origin="warm-local", ttl_s=max(1.0, expires - resolved),
                                     version=n.get("version"),
                                     versioned_id=row["versioned_id"] if lid and valid_id(row["versioned_id"]) else None,
                                     matched=row["matched"] if row["matched"] in MATCHED
                                     else ("team" if lid else "none"),
-                                    now=resolved):
+                                    now=resolved, provenance=TEAM_PROVENANCE):
                         summary["tier1"] += 1
     for lid in tl.project_library_ids(conn, project) if project else []:
         base = library_base(lid)
@@ -181,12 +182,12 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                     vers = json.loads(lib["versions"]) if lib["versions"] else []
                 except ValueError:
                     vers = []
-                upsert_library(conn, library_id=lib["library_id"], title=lib["title"], origin="team",
+                _admitted(upsert_library, conn, library_id=lib["library_id"], title=lib["title"], origin="team",
                                description=lib["description"], code_snippets=lib["code_snippets"],
                                reputation=lib["reputation"], trust_score=lib["trust_score"],
                                benchmark_score=lib["benchmark_score"],
                                versions=vers if isinstance(vers, list) else [],
-                               source=lib["source"], now=lib["last_seen"])
+                               source=lib["source"], now=lib["last_seen"], provenance=TEAM_PROVENANCE)
                 summary["libraries"] += 1
 
     # Documents for those libraries that are not here yet, newest first.
@@ -228,10 +229,12 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                 metadata = _with_team(row["metadata"], row["members"])
                 if lid and not valid_id(lid):
                     lid = None  # kept as a document, never as a tier2 answer
-                doc_id, created = upsert_document(
-                    conn, project=project or "", source=source or "", source_tool=tool or "context7",
+                doc_id, created = _admitted(
+                    upsert_document, conn, project=project or "", source=source or "",
+                    source_tool=tool or "context7",
                     content=content, title=title, type=dtype, url=url, library_id=lid, topic=topic,
-                    version=version, metadata=metadata, tool="team-pull", now=now)
+                    version=version, metadata=metadata, tool="team-pull", now=now,
+                    provenance=TEAM_PROVENANCE) or (None, False)
                 if doc_id is None:
                     continue
                 if created:
@@ -239,9 +242,21 @@ def pull(conn, pg, *, project: str, budget_s: float | None = None, max_bytes: in
                     summary["bytes"] += len(content.encode("utf-8"))
                 if lid and topic and (dtype or "library-docs") == "library-docs" and seen \
                         and not tl.fresh_tier2(conn, library_key(lid), topic_key(topic), now):
-                    upsert_tier2(conn, library_id=lid, topic=topic, document_id=doc_id, origin="team",
-                                 ttl_s=ttl2, now=float(seen))
+                    _admitted(upsert_tier2, conn, library_id=lid, topic=topic, document_id=doc_id,
+                              origin="team", ttl_s=ttl2, now=float(seen), provenance=TEAM_PROVENANCE)
     return summary
+
+
+# Team rows name no single member yet (the team helper refines this).
+TEAM_PROVENANCE = "team:unknown"
+
+
+def _admitted(writer, *args, **kw):
+    """A projection write; None when admission refuses the row (memhooks.store.admission)."""
+    try:
+        return writer(*args, **kw)
+    except Refused:
+        return None
 
 
 def _scan_names(project: str) -> list[dict]:

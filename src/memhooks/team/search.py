@@ -17,6 +17,7 @@ from memhooks.ingest.pipeline import open_reader
 from memhooks.recall import search as local
 from memhooks.recall.render import iso_utc, results_markdown
 from memhooks.store import team_local as tl
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
 from memhooks.store.projections import touch_documents, upsert_document
 from memhooks.team.pull import _with_team
@@ -131,12 +132,16 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
     with transaction(conn):
         for r in fetched:
             digest = r["content_hash"]
-            doc_id, _ = upsert_document(conn, project=project or "", source=r["source"] or "",
-                                        source_tool=r["source_tool"] or "web", content=r["content"],
-                                        title=r["title"], type=r["type"], url=r["url"],
-                                        library_id=r["library_id"], topic=r["topic"], version=r["version"],
-                                        metadata=_with_team(r["metadata"], members.get(digest, 0)),
-                                        tool="team-search")
+            try:
+                doc_id, _ = upsert_document(
+                    conn, project=project or "", source=r["source"] or "",
+                    source_tool=r["source_tool"] or "web", content=r["content"],
+                    title=r["title"], type=r["type"], url=r["url"],
+                    library_id=r["library_id"], topic=r["topic"], version=r["version"],
+                    metadata=_with_team(r["metadata"], members.get(digest, 0)),
+                    tool="team-search", provenance="team:unknown")
+            except Refused:
+                continue  # admission refused it (memhooks.store.admission)
             if doc_id is not None:
                 have[digest] = doc_id
         ids = [i for i in have.values() if i is not None]
