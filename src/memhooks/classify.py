@@ -407,13 +407,14 @@ def empty_fetch(text: str) -> bool:
                             "the content is empty")) and len(text.strip()) < 1024
 
 
-def document_error(text: str, title: str | None = None) -> str | None:
+def document_error(text: str, title: str | None = None, source_tool: str | None = None) -> str | None:
     """Why a text offered as a stored document (from any door) is an error and not a
     document, or None: a bot-check interstitial, EXA's empty fetch, an HTML error page, a
     JSON error object, or a text of at most a few KB that opens like an error. A text with a
     document's shape (headings, code fences, Source: lines) counts as an error only when its
-    prose is a short error. The floor every door shares: each adapter is stricter for its
-    own source. Linear: each check reads a bounded prefix."""
+    prose is a short error; a short Context7 text without that shape, when it speaks an
+    error family. The floor every door shares: each adapter is stricter for its own source.
+    Linear: each check reads a bounded prefix."""
     stripped = text.strip()
     if not stripped:
         return "empty content"
@@ -436,4 +437,10 @@ def document_error(text: str, title: str | None = None) -> str | None:
         return None
     if opens_like_error(stripped):
         return family(stripped) or "error"
+    if source_tool == "context7" and len(stripped) < SHORT_CHARS and (
+            "library id:" not in stripped.lower()):
+        # Context7 documentation has its shape (headings, code, Source: lines), a resolve
+        # answer its library blocks; a short text with neither that speaks an error family
+        # is the server's error text
+        return family(stripped)
     return None

@@ -305,8 +305,11 @@ def parse_write_args(args: list[str]) -> dict | None:
         return {"tier": "tier1", "name": args[1].strip(), "library_id": args[2].strip()}
     if tier == "tier2" and len(args) >= 4 and args[1].strip():
         from memhooks.config import max_write_bytes
+        from memhooks.store.admission import REDACT_MARGIN
 
-        body = read_regular_file(args[3], max_write_bytes() + 1)
+        # past the cap by admission's margin: a secret across the cap is read whole, so it
+        # is redacted before the cut
+        body = read_regular_file(args[3], max_write_bytes() + REDACT_MARGIN + 1)
         if body is None:
             return None
         if not body.strip():

@@ -83,7 +83,7 @@ MAX_METADATA = 256 * 1024
 MAX_PROJECT = 4096
 
 TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
-_REDACT_MARGIN = 8192  # bytes past a cut that are redacted with it, so no secret is split
+REDACT_MARGIN = 8192  # bytes past a cut that are redacted with it, so no secret is split
 
 
 class Refused(Exception):
@@ -326,6 +326,19 @@ def _project(value) -> str:
     return v
 
 
+_SHELL = frozenset(";|&$`<>\\")
+
+
+def _context7_source(source: str) -> None:
+    """A Context7 document's source is its library ID, or `resolve:<what was asked>` with
+    no shell metacharacters (the ID and the name a lookup prints are checked apart)."""
+    if source.startswith("resolve:"):
+        if any(ch in _SHELL for ch in source):
+            raise Refused("resolve label holds shell metacharacters")
+    elif library_id_or_none(source) is None:
+        raise Refused("source is not a Context7 ID")
+
+
 def admit_document(*, project, source, source_tool, content, title=None, type=None,
                    url=None, library_id=None, topic=None, version=None, metadata=None,
                    session_id=None, tool=None, max_bytes: int | None = None, now=None,
@@ -345,7 +358,7 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
     if sent > max_bytes:
         # cut with a margin, redact, then cut to the cap: a secret across the cap is whole
         # when it is redacted, and a 40 MiB text costs the cap, not its size
-        text = text.encode("utf-8")[:max_bytes + _REDACT_MARGIN].decode("utf-8", "ignore")
+        text = text.encode("utf-8")[:max_bytes + REDACT_MARGIN].decode("utf-8", "ignore")
     text = redact_text(text)
     data = text.encode("utf-8")
     truncated = sent > max_bytes or len(data) > max_bytes
@@ -357,14 +370,17 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
     clean_title = line(title, MAX_TITLE)
     if clean_title and fence_like(clean_title):
         clean_title = None
-    from memhooks.classify import document_error
-
-    why = document_error(text, clean_title)
-    if why:
-        raise Refused(f"not a document: {why}")
     stool = _word(source_tool)
     if stool is None:
         raise Refused("source_tool is not a short word")
+    clean_source = line(source, MAX_SOURCE) or ""
+    if stool == "context7":
+        _context7_source(clean_source)
+    from memhooks.classify import document_error
+
+    why = document_error(text, clean_title, stool)
+    if why:
+        raise Refused(f"not a document: {why}")
     dtype = "library-docs" if type is None else _word(type)
     if dtype is None:
         raise Refused("type is not a short word")
@@ -374,7 +390,7 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
     at = clamp_time(now)
     return {
         "project": _project(project or ""),
-        "source": line(source, MAX_SOURCE) or "",
+        "source": clean_source,
         "source_tool": stool,
         "title": clean_title,
         "content": text,
