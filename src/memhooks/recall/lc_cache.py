@@ -3,7 +3,7 @@
 Standard library only. The commands always exit 0 and print nothing on a miss
 or on any problem; problems go to memhooks.log. The lookup commands only read: the
 projections are opened read-only, the journal only on a miss, and the answer is
-counted through the reads log (memhooks.capture.reads), which the ingester folds into
+counted through the reads log (memhooks.store.reads), which the ingester folds into
 the counters. `lookup`/`lookup_docs` (the CLI's and MCP's) count in the store directly.
 """
 
@@ -15,7 +15,7 @@ import time
 
 def _find_fresh(conn, find, on_pending):
     """Try `find`; on a miss with pending events, let `on_pending` ingest them, try again."""
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
 
     result = find()
     if result is None and on_pending is not None and has_pending(conn):
@@ -24,30 +24,26 @@ def _find_fresh(conn, find, on_pending):
     return result
 
 
-def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
-    """tier1 lookup that counts a hit or a miss."""
-    from memhooks.recall.queries import find_tier1
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count
+def lookup(conn, name: str, project: str, *, on_pending=None, origin: str = "agent") -> dict | None:
+    """tier1 lookup that counts a hit or a miss (through the reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier1, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier1(conn, name, project), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier1", outcome="hit" if hit else "miss")
+    note(main_file(conn), "tier1", "hit" if hit else "miss", project, origin=origin)
     return hit
 
 
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
-                on_pending=None) -> tuple[int, str] | None:
-    """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
-    from memhooks.recall.queries import find_tier2
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count, touch_documents
+                on_pending=None, origin: str = "agent") -> tuple[int, str, str] | None:
+    """tier2 lookup that counts a hit or a miss, and a read of the document (through the
+    reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier2, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier2(conn, library_id, topic), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier2", outcome="hit" if hit else "miss")
-        if hit:
-            touch_documents(conn, [hit[0]])
+    note(main_file(conn), "tier2", "hit" if hit else "miss", project, hit[2] if hit else "",
+         origin=origin)
     return hit
 
 
@@ -57,8 +53,8 @@ def _write_payload(record: dict, project: str) -> str:
     """The journaled form of a cache write (redacted, like every event)."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT
     from memhooks.redact import redact_text
+    from memhooks.store.journal import CACHE_WRITE_EVENT
 
     payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
                          ensure_ascii=False)
@@ -69,9 +65,9 @@ def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
     from memhooks.store.admission import Refused
     from memhooks.store.connect import transaction
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
     from memhooks.store.projections import apply_cache_write
 
     now = time.time()
@@ -93,8 +89,8 @@ def write(conn, record: dict, project: str) -> int:
 def journal_write(db: str, record: dict, project: str) -> int:
     """Journal a cache write and leave it pending (the projections are new or behind: the
     ingester migrates them and applies it). Returns the event id."""
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append
     from memhooks.store.connect import closing, connect_journal
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append
 
     payload = _write_payload(record, project)
     with closing(connect_journal(db)) as conn:
@@ -165,7 +161,7 @@ def _journal_pending(db: str) -> bool:
     import sqlite3
 
     from memhooks.config import journal_path
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
     from memhooks.store.reader import closing, connect_reader
 
     path = journal_path(db)
@@ -202,8 +198,22 @@ def ingest_now(timeout: float = 20.0) -> None:
                    check=False)
 
 
+USAGE = {
+    "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
+    "lc-cache-lookup-docs": "usage: lc-cache-lookup-docs LIBRARY_ID TOPIC\n\nPrints the cached docs for LIBRARY_ID and TOPIC on a fresh hit (4 h),\n",
+    "lc-cache-write": ("usage: lc-cache-write tier1 NAME LIBRARY_ID\n"
+                       "       lc-cache-write tier2 LIBRARY_ID TOPIC FILE\n\nWrites an entry to the cache (the body of tier2 from FILE),\n"),
+}
+USAGE_TAIL = ("else nothing: empty output is a miss. Always exits 0 (memhooks; the seed's cache contract).\n"
+              "Writes go through the same checks as every capture; `memhooks --help` has the rest.\n")
+
+
 def _safe(fn, label: str):
     def run(args: list[str]) -> int:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE[label] + USAGE_TAIL)
+            sys.stdout.flush()
+            return 0
         try:
             fn(args)
         except BaseException as exc:  # noqa: BLE001 - advisory commands: exit 0, say nothing
@@ -226,6 +236,12 @@ def _safe(fn, label: str):
     return run
 
 
+def _reader() -> str:
+    """Who runs a lookup command: the agent (its Bash tool gives it no terminal) or a person
+    at a terminal, whose own reads are not the agent's."""
+    return "user" if os.isatty(1) else "agent"
+
+
 def _emit(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     if not data.endswith(b"\n"):
@@ -240,13 +256,13 @@ def _cmd_lookup(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
-    from memhooks.capture.reads import note
-    from memhooks.recall.queries import find_tier1
+    from memhooks.store.queries import find_tier1
+    from memhooks.store.reads import note
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
     library_id = hit["library_id"] if hit else None
-    note(db, "tier1", "hit" if library_id else "miss", project)
+    note(db, "tier1", "hit" if library_id else "miss", project, origin=_reader())
     if library_id:
         _emit(library_id)
 
@@ -257,12 +273,12 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
-    from memhooks.capture.reads import note
-    from memhooks.recall.queries import find_tier2
+    from memhooks.store.queries import find_tier2
+    from memhooks.store.reads import note
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
-    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "")
+    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
         sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
         sys.stdout.flush()

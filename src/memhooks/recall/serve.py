@@ -25,7 +25,7 @@ import sys
 import time
 
 from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
-from memhooks.recall import queries
+from memhooks.store import queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
@@ -148,7 +148,7 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 # ----------------------------------------------------------------------------- answers
 
 def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served | None:
-    from memhooks.recall.queries import find_tier1
+    from memhooks.store.queries import find_tier1
 
     name = _s(tool_input.get("libraryName"), 200)
     if not name:
@@ -393,10 +393,11 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         if served is None or time.monotonic() > deadline:
             return None  # over budget: let the call run rather than be late
         from memhooks.store.connect import transaction
-        from memhooks.store.projections import touch_documents
+        from memhooks.store.queries import content_hashes
+        from memhooks.store.reads import note_documents
 
+        note_documents(db, content_hashes(conn, served.doc_ids), project, now)
         with transaction(conn):
-            touch_documents(conn, served.doc_ids, now)
             serve_log.record(conn, outcome="served", call_key=key, tool=served.kind,
                              tool_name=tool_name, project=project, session_id=session,
                              library_id=served.library_id, document_ids=served.doc_ids,

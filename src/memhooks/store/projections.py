@@ -177,19 +177,20 @@ def count(conn, *, project: str, tier: str, outcome: str, now: float | None = No
 
 
 def fold_reads(conn, records: list[dict]) -> int:
-    """Count the answers the lookup commands logged (memhooks.capture.reads): the hits and
+    """Count the answers the lookup commands logged (memhooks.store.reads): the hits and
     misses per project and tier, and each document a tier2 hit read, at the time it was
     read. Returns how many were counted."""
     from memhooks.sqltext import storable_path
 
     for r in records:
-        count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
-              now=r["at"])
+        if r["kind"] != "doc":  # a lookup's hit or miss
+            count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
+                  now=r["at"])
         if r["content_hash"]:
             ids = [row[0] for row in conn.execute(
                 "SELECT id FROM documents WHERE content_hash = ?", (r["content_hash"],))]
             if ids:
-                touch_documents(conn, ids[:1], now=r["at"])
+                touch_documents(conn, ids[:1], now=r["at"], origin=r.get("origin", "agent"))
     return len(records)
 
 

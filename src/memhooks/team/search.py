@@ -16,10 +16,12 @@ from memhooks.config import project_dir
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall import search as local
 from memhooks.recall.render import iso_utc, results_markdown
+from memhooks.store import queries
 from memhooks.store import team_local as tl
 from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
-from memhooks.store.projections import touch_documents, upsert_document
+from memhooks.store.projections import upsert_document
+from memhooks.store.reads import note_documents
 from memhooks.team.pull import _with_team
 from memhooks.team.runner import open_team
 from memhooks.team.settings import team_url
@@ -145,7 +147,7 @@ def _import(conn, pg, rows, project) -> dict[str, int]:
             if doc_id is not None:
                 have[digest] = doc_id
         ids = [i for i in have.values() if i is not None]
-        touch_documents(conn, ids)
+    note_documents(queries.main_file(conn), queries.content_hashes(conn, ids), project)
     return {h: i for h, i in have.items() if i is not None}
 
 
@@ -161,15 +163,10 @@ def _search(conn, query, limit):
         raise classify(exc, url) from None
 
 
-def cli_search(conn, query, limit):
-    """For `memhooks search --team`: results, or a one-line failure."""
-    # lazy: click, for the CLI caller only
-    from memhooks.cli._common import Fail
-
-    try:
-        return _search(conn, query, limit)
-    except TeamError as exc:
-        raise Fail(f"team search: {exc}") from None
+def search(conn, query, limit):
+    """Team search results for `memhooks search --team`; raises TeamError when the team
+    store is not configured or cannot be searched."""
+    return _search(conn, query, limit)
 
 
 def tool_search_team(query, limit) -> tuple[str, bool]:

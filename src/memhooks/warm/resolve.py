@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from memhooks import config
 from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
-from memhooks.recall import queries
 from memhooks.recall.render import one_line
+from memhooks.store import queries
 from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
 from memhooks.store.projections import refresh_tier1_version
