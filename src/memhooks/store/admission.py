@@ -28,11 +28,12 @@ Rules, per column (see docs/trust.md, "## Admission", for the table by door):
   source, tool, session, metadata (its JSON text), tier1 name/version/versioned_id,
   libraries title/description/versions/source/reputation.
 * one-line fields (title, topic, source, tool, libraries title/description/reputation, tier1
-  name): control, format and line-break characters become spaces, runs collapse, capped;
-  a field that looks like a fence line (```/~~~, a run of dashes, ``reference only``
-  in any spacing, ``</…``) is dropped (titles, descriptions) or refuses the row (a tier1
-  name, a tier2 topic: those are keys). Egress still defuses everything it prints; this
-  keeps the stored values plain.
+  name): ESC sequences and controls removed (memhooks.egress.clean), format and line-break
+  characters become spaces, runs collapse, capped; a field that looks like a fence line
+  (```/~~~, a run of dashes, ``</…``, or egress's own marker check: ``reference only`` or
+  ``-- begin/end`` in any disguise, TR39 confusables included) is dropped (titles,
+  descriptions) or refuses the row (a tier1 name, a tier2 topic: those are keys). Egress
+  still defuses everything it prints; this keeps the stored values plain.
 * grammar: library IDs have the Context7 shape (memhooks.names.checked_library_id) —
   refused for libraries, tier1 with an ID and tier2; dropped to NULL on a document (it is
   then never a tier2 answer). Versions match memhooks.names.valid_version (after
@@ -161,7 +162,9 @@ def line(value, max_chars: int) -> str | None:
         s = s[:window]
         cut = max(s.rfind(" "), s.rfind("\n"), s.rfind("\t"))
         s = s[:cut] if cut > 0 else ""  # never keep a token the cut split (a partial secret)
-    flat = _flat(_clean(s))
+    from memhooks.egress import clean  # ESC sequences and controls removed whole
+
+    flat = _flat(clean(_clean(s)))
     if len(flat) > max_chars:
         flat = flat[:max_chars].rstrip()
     return flat or None
@@ -189,7 +192,11 @@ def fence_like(text: str) -> bool:
         words = _compact(head[:80])
         if words.startswith(("begin", "end")):
             return True
-    return "referenceonly" in _compact(text[:2000])
+    if "referenceonly" in _compact(text[:2000]):
+        return True
+    from memhooks.egress import is_marker  # egress's own check: TR39 confusables and all
+
+    return is_marker(text[:2000])
 
 
 def _compact(text: str) -> str:
