@@ -412,6 +412,7 @@ def test_replay_and_reindex_admit_the_same(store, tmp_path):
     docs = db_rows(store, "SELECT content_hash, provenance FROM documents ORDER BY content_hash")
     r = run(["memhooks", "reindex"])
     assert r.returncode == 0, r.stderr
+    assert b"rows refused by admission" in r.stdout
     assert _check_capture(store, events, errors) == before
     assert db_rows(store, "SELECT content_hash, provenance FROM documents ORDER BY content_hash") == docs
     assert journal_file(store).exists()
