@@ -157,7 +157,8 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
     # An imported event keeps its original time: its captures and new documents are dated
     # then, and its tier entries are written only when they would still be fresh.
     at = min(p.at, now) if p.at is not None else now
-    doc_ids: list[int | None] = []
+    doc_ids: list[int | None] = []  # None: refused by admission, or forgotten by the user
+    forgot = 0
     for doc in result.documents:
         try:
             doc_id, created = upsert_document(
@@ -173,12 +174,17 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
             continue
         doc_ids.append(doc_id)
         if doc_id is None:
+            forgot += 1
             continue  # forgotten by the user
         written += 1
         report.documents_created += int(created)
         if add_capture(conn, event_id=p.event_id, document_id=doc_id, project=project,
                        session_id=session, tool_name=tool_name, captured_at=at):
             report.captures += 1
+    if forgot and forgot == len(result.documents):
+        from memhooks.store.forget import drop_payload
+
+        drop_payload(conn, p.event_id, cols)  # the user forgot this text: no raw copy either
     for lib in result.libraries:
         try:
             upsert_library(conn, origin="capture", now=now, provenance="capture", **lib.model_dump())
