@@ -89,7 +89,7 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
     `matched`: unversioned library IDs (lower-case) picked by disambiguation."""
     base, _ = repo_of(doc.get("library_id"))
     meta = loads_object(doc.get("metadata"))
-    return {
+    out = {
         "id": doc["id"],
         "title": doc.get("title") or doc.get("source"),
         "source": doc.get("source"),
@@ -105,6 +105,21 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
         "bytes": doc.get("bytes"),
         "citation": citation(doc, bool(base and base.lower() in matched)),
     }
+    team = team_provenance(doc, meta)
+    if team:
+        out["provenance"] = team  # text from the team store says so, naming the member
+    return out
+
+
+def team_provenance(doc: dict, meta: dict | None = None) -> str | None:
+    """`team:<member>` for a document that came from the team store, else None."""
+    prov = doc.get("provenance")
+    if isinstance(prov, str) and prov.startswith("team:"):
+        return "team:" + queries.team_member_label(prov[5:])
+    if doc.get("tool") not in ("team-pull", "team-search"):
+        return None
+    team = (meta if meta is not None else loads_object(doc.get("metadata"))).get("team")
+    return "team:" + queries.team_member_label(team.get("member") if isinstance(team, dict) else None)
 
 
 def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:
