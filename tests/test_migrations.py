@@ -241,3 +241,18 @@ def test_a_write_on_a_new_store_is_applied_by_the_ingester_it_runs(store):
     assert r.returncode == 0
     assert _version(store) == SCHEMA_VERSION
     assert db_rows(store, "SELECT library_id FROM tier1") == [("/vuejs/core",)]
+
+
+def test_the_journal_has_its_own_migration_set_and_one_events_schema(tmp_path):
+    """journal.db is migrated by memhooks.store.journal_migrations, recorded by name; the
+    projections file has no `events` table of its own (one definition of the schema)."""
+    from memhooks.store.connect import closing, connect
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
+
+    db = tmp_path / "memhooks.db"
+    with closing(connect(str(db))) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM journal._journal_migrations ORDER BY name")]
+        assert names == [fn.__name__ for fn in JOURNAL_MIGRATIONS]
+        assert conn.execute("PRAGMA journal.user_version").fetchone()[0] == JOURNAL_SCHEMA_VERSION
+        assert conn.execute("SELECT count(*) FROM main.sqlite_master WHERE name = 'events'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM journal.sqlite_master WHERE name = 'events'").fetchone()[0] == 1

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from memhooks.capture.journal import append
-from memhooks.recall import queries
+from memhooks.store import queries
 from memhooks.store.connect import closing, connect, transaction
+from memhooks.store.journal import append
 from memhooks.store.projections import upsert_library
 
 

@@ -359,8 +359,8 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
 def test_candidates_rank_as_the_library_lookup_does(conn):
     """The alternatives and the lookup's library fallback rank by one rule: an exact title
     match before an ID-tail match, then benchmark score, trust, code snippets (unknown = 0)."""
-    from memhooks.recall.queries import find_library
     from memhooks.store.projections import upsert_library
+    from memhooks.store.queries import find_library
 
     libs = [("/acme/widget", "Widget", 50.0, 5.0, None),        # exact title, weaker scores
             ("/other/widget", "Other widgets", 90.0, 9.0, 10),   # exact tail only

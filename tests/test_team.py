@@ -19,7 +19,7 @@ import pytest
 
 from conftest import BIN, HOOKS, ROOT, db_rows, load_payload, run
 
-pgserver = pytest.importorskip("pgserver", reason="pgserver (PostgreSQL in a wheel) is in the test extra")
+pgserver = pytest.importorskip("pgserver", reason="pgserver (PostgreSQL in a wheel) is in the test extra where it has wheels (not yet on Python 3.13)")
 psycopg = pytest.importorskip("psycopg")
 
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
@@ -224,7 +224,7 @@ def test_mcp_search_documents_scope_team(members, team_url, monkeypatch):
     a.capture(docs_payload())
     for k, v in b.env.items():
         monkeypatch.setenv(k, v)
-    from memhooks.recall.mcp_server import tool_search
+    from memhooks.cli.mcp_server import tool_search
 
     text, is_error = tool_search("disconnect connection", 5, scope="team")
     assert not is_error

@@ -68,25 +68,34 @@ def main(argv):
     if cmd == "session-start":
         from memhooks.capture.hooks import session_start
 
-        return session_start()
+        return session_start(after_warm=_team_pull)
     if cmd == "session-warm":
         from memhooks.capture.hooks import session_warm
 
-        return session_warm()
+        return session_warm(after_warm=_team_pull)
     if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
         from memhooks.recall import lc_cache as cache
 
         return cache.COMMANDS[cmd](args)
     if cmd == "ingest":
         from memhooks.capture.ingester import main as ingest_main
+        from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
 
-        return ingest_main(args)
+        return ingest_main(args, after_ingest=after_ingest)
     if cmd == "mcp":
-        from memhooks.recall.mcp_server import main as mcp_main
+        from memhooks.cli.mcp_server import main as mcp_main
 
         return mcp_main(args)
     sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
     return 0
+
+
+def _team_pull(db, project) -> None:
+    """After a SessionStart warm: a detached team pull for the project, when a team store is
+    configured (the entry point hands this to capture/warm, which never import team/)."""
+    from memhooks.team.runner import spawn  # lazy: only after a warm that ran
+
+    spawn("pull", db, project)
 
 
 def _leave(code) -> None:

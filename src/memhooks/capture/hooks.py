@@ -11,7 +11,7 @@ import sys
 
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
     """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id)."""
-    from memhooks.capture.journal import read_capped
+    from memhooks.capture.payload import read_capped
     from memhooks.config import db_path
 
     raw, total = read_capped(sys.stdin.buffer)
@@ -22,13 +22,13 @@ def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
 def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
     """Journal one payload; spool it if the journal is unusable. Returns the event id (None
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
-    from memhooks.capture.journal import metadata_only, prepare
+    from memhooks.capture.payload import metadata_only, prepare
     from memhooks.config import project_dir
 
     state = None
     meta = metadata_only(raw, total, hook_event_name)
     if meta is not None:
-        from memhooks.capture.journal import METADATA_ONLY
+        from memhooks.store.journal import METADATA_ONLY
 
         payload, error, state = meta, METADATA_ONLY, "skipped"
     else:
@@ -37,8 +37,8 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
         error = "empty payload"
     project = project_dir()
     try:
-        from memhooks.capture.journal import append
         from memhooks.store.connect import connect_journal
+        from memhooks.store.journal import append
 
         for attempt in (1, 2):
             conn = connect_journal(db)
@@ -57,8 +57,8 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
             return event_id
         return None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
-        from memhooks.capture.journal import spool
         from memhooks.log import log_exception
+        from memhooks.store.journal import spool
 
         log_exception(f"{hook_event_name}: journal failed, spooling")
         where = spool(db, payload, size=total, project=project, error=error,
@@ -87,12 +87,12 @@ def _other_work(db: str, event_id: int | None) -> bool:
     """Whether an ingester has anything to do beyond SessionStart events (this one and
     earlier ones add no answer and wait for the next ingest): other pending events, a reads
     log to fold, spooled events. A session that answered from tier1 then starts no process."""
-    from memhooks.capture.journal import spool_waiting
-    from memhooks.capture.reads import Taken
+    from memhooks.store.journal import spool_waiting
+    from memhooks.store.reads import Taken
 
     if event_id is None or not _LEFT_OPEN or Taken(db).pending() or spool_waiting(db):
         return True
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
 
     try:
         return has_pending(_LEFT_OPEN[-1], besides=event_id, answers_only=True)
@@ -214,13 +214,13 @@ def _has_dependencies() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("httpx", "pydantic"))
 
 
-def _warm_output(db: str, project: str) -> str | None:
+def _warm_output(db: str, project: str, after_warm) -> str | None:
     """Lockfiles changed (or tier1 is incomplete): scan and resolve. In this process when it
     has the dependencies, else in the python that has them, within the hook's time."""
     if _has_dependencies():
         from memhooks.warm.fastpath import session_start_output
 
-        return session_start_output(db, project)
+        return session_start_output(db, project, after_warm)
     if os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
         return None
     # This interpreter with its site (an install's python under -I -S lacks site-packages).
@@ -256,7 +256,7 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
     return json.dumps({"systemMessage": notice, **data}, ensure_ascii=False)
 
 
-def session_start() -> int:
+def session_start(after_warm=None) -> int:
     """Runs under `python -I -S` with the standard library. Journals the event first (one
     insert), then answers: from tier1 when the lockfiles are unchanged, else scan and
     resolve (the python with the dependencies does that). One JSON object on stdout every
@@ -274,7 +274,7 @@ def session_start() -> int:
 
         out = fast_output(db, project)
         if out is None:
-            out = _warm_output(db, project)
+            out = _warm_output(db, project, after_warm)
             spawn_ingest(db)
         elif _other_work(db, event_id):
             spawn_ingest(db)
@@ -305,7 +305,7 @@ def session_start() -> int:
     return 0
 
 
-def session_warm() -> int:
+def session_warm(after_warm=None) -> int:
     """The slow half of SessionStart, run by a python with the dependencies: print the hook's
     JSON object (or nothing). A python without them does nothing (no doomed API attempt)."""
     if not _has_dependencies():
@@ -314,7 +314,7 @@ def session_warm() -> int:
         from memhooks.config import db_path, project_dir
         from memhooks.warm.fastpath import session_start_output
 
-        out = session_start_output(db_path(), project_dir())
+        out = session_start_output(db_path(), project_dir(), after_warm)
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()

@@ -12,8 +12,8 @@ from memhooks.config import db_path
 
 def _has_pending(db: str) -> bool:
     # lazy: the store and ingest code load only once this process holds the lock
-    from memhooks.recall.queries import has_pending
     from memhooks.store.connect import closing, connect
+    from memhooks.store.queries import has_pending
 
     with closing(connect(db)) as conn:
         return has_pending(conn)
@@ -36,7 +36,9 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
                 raise
 
 
-def main(args: list[str]) -> int:
+def main(args: list[str], after_ingest=None) -> int:
+    """Ingest until nothing is pending, then run `after_ingest(db, background)`, the work
+    the caller hands over (memhooks._launch: the team push); never raises."""
     if importlib.util.find_spec("pydantic") is None:
         return 0  # a python without the dependencies: the events wait for one that has them
     try:
@@ -71,9 +73,8 @@ def main(args: list[str]) -> int:
                     break
         finally:
             os.close(fd)
-        from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
-
-        after_ingest(db, background)
+        if after_ingest is not None:
+            after_ingest(db, background)
     except BaseException:  # noqa: BLE001
         from memhooks.log import log_exception
 

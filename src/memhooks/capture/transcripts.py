@@ -30,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from memhooks.setup.install import TOOL_MATCHER
+from memhooks.tools import TOOL_MATCHER
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # the journal's own payload cap
 MAX_PENDING = 4096

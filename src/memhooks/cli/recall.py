@@ -1,5 +1,5 @@
 """`memhooks search`, `show`, `stats` and `mcp`: thin click commands over
-memhooks.recall.search, memhooks.recall.stats and memhooks.recall.mcp_server."""
+memhooks.recall.search, memhooks.recall.stats and memhooks.cli.mcp_server."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import click
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
+from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
-from memhooks.recall.mcp_server import main as mcp_main
 
 
 def register(main: click.Group) -> None:
@@ -42,9 +42,13 @@ def search_cmd(query, limit, as_json, team):
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
     try:
         if team:
-            from memhooks.team.search import cli_search
+            from memhooks.team.search import TeamError
+            from memhooks.team.search import search as team_search
 
-            results = cli_search(conn, query, limit)
+            try:
+                results = team_search(conn, query, limit)
+            except TeamError as exc:
+                raise Fail(f"team search: {exc}") from None
         else:
             results = search.search_documents(conn, query, limit, origin="user")
     finally:

@@ -14,15 +14,13 @@ import time
 from dataclasses import dataclass, field
 
 from memhooks import config
-from memhooks.capture import journal
-from memhooks.capture.journal import CACHE_WRITE_EVENT, drain_spool
 from memhooks.config import canonical_path, db_path
 from memhooks.log import log_exception
-from memhooks.recall.queries import main_file, pending_events
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store import health
+from memhooks.store import health, journal
 from memhooks.store.connect import connect, transaction
+from memhooks.store.journal import CACHE_WRITE_EVENT, drain_spool
 from memhooks.store.projections import (
     add_capture,
     apply_cache_write,
@@ -34,6 +32,7 @@ from memhooks.store.projections import (
     upsert_tier1,
     upsert_tier2,
 )
+from memhooks.store.queries import main_file, pending_events
 from memhooks.tools import is_captured
 
 BATCH = 50
@@ -248,9 +247,9 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
 
 
 def fold_reads_log(conn, db: str) -> int:
-    """Fold the lookup commands' reads log into the counters (memhooks.capture.reads): the
+    """Fold the lookup commands' reads log into the counters (memhooks.store.reads): the
     store's write lock first, then the log's, so a lookup waits only while this commits."""
-    from memhooks.capture.reads import Taken
+    from memhooks.store.reads import Taken
 
     taken = Taken(db)
     if not taken.pending():

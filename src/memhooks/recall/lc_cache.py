@@ -3,7 +3,7 @@
 Standard library only. The commands always exit 0 and print nothing on a miss
 or on any problem; problems go to memhooks.log. The lookup commands only read: the
 projections are opened read-only, the journal only on a miss, and the answer is
-counted through the reads log (memhooks.capture.reads), which the ingester folds into
+counted through the reads log (memhooks.store.reads), which the ingester folds into
 the counters. `lookup`/`lookup_docs` (the CLI's and MCP's) count in the store directly.
 """
 
@@ -15,7 +15,7 @@ import time
 
 def _find_fresh(conn, find, on_pending):
     """Try `find`; on a miss with pending events, let `on_pending` ingest them, try again."""
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
 
     result = find()
     if result is None and on_pending is not None and has_pending(conn):
@@ -26,9 +26,9 @@ def _find_fresh(conn, find, on_pending):
 
 def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
     """tier1 lookup that counts a hit or a miss."""
-    from memhooks.recall.queries import find_tier1
     from memhooks.store.connect import transaction
     from memhooks.store.projections import count
+    from memhooks.store.queries import find_tier1
 
     hit = _find_fresh(conn, lambda: find_tier1(conn, name, project), on_pending)
     with transaction(conn):
@@ -39,9 +39,9 @@ def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
                 on_pending=None) -> tuple[int, str] | None:
     """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
-    from memhooks.recall.queries import find_tier2
     from memhooks.store.connect import transaction
     from memhooks.store.projections import count, touch_documents
+    from memhooks.store.queries import find_tier2
 
     hit = _find_fresh(conn, lambda: find_tier2(conn, library_id, topic), on_pending)
     with transaction(conn):
@@ -57,8 +57,8 @@ def _write_payload(record: dict, project: str) -> str:
     """The journaled form of a cache write (redacted, like every event)."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT
     from memhooks.redact import redact_text
+    from memhooks.store.journal import CACHE_WRITE_EVENT
 
     payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
                          ensure_ascii=False)
@@ -69,8 +69,8 @@ def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done
     from memhooks.store.connect import transaction
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done
     from memhooks.store.projections import apply_cache_write
 
     now = time.time()
@@ -86,8 +86,8 @@ def write(conn, record: dict, project: str) -> int:
 def journal_write(db: str, record: dict, project: str) -> int:
     """Journal a cache write and leave it pending (the projections are new or behind: the
     ingester migrates them and applies it). Returns the event id."""
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append
     from memhooks.store.connect import closing, connect_journal
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append
 
     payload = _write_payload(record, project)
     with closing(connect_journal(db)) as conn:
@@ -158,7 +158,7 @@ def _journal_pending(db: str) -> bool:
     import sqlite3
 
     from memhooks.config import journal_path
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
     from memhooks.store.reader import closing, connect_reader
 
     path = journal_path(db)
@@ -233,8 +233,8 @@ def _cmd_lookup(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
-    from memhooks.capture.reads import note
-    from memhooks.recall.queries import find_tier1
+    from memhooks.store.queries import find_tier1
+    from memhooks.store.reads import note
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
@@ -250,8 +250,8 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
-    from memhooks.capture.reads import note
-    from memhooks.recall.queries import find_tier2
+    from memhooks.store.queries import find_tier2
+    from memhooks.store.reads import note
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))

@@ -33,8 +33,8 @@ import sqlite3
 import time
 
 from memhooks._jsonlite import loads_object
-from memhooks.recall import queries
 from memhooks.recall.render import citation, repo_of
+from memhooks.store import queries
 from memhooks.store.connect import transaction
 from memhooks.store.projections import storable_text, touch_documents
 

@@ -25,7 +25,7 @@ import sys
 import time
 
 from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
-from memhooks.recall import queries
+from memhooks.store import queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
@@ -156,7 +156,7 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 # ----------------------------------------------------------------------------- answers
 
 def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served | None:
-    from memhooks.recall.queries import find_tier1
+    from memhooks.store.queries import find_tier1
 
     name = _s(tool_input.get("libraryName"), 200)
     if not name:

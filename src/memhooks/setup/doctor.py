@@ -17,17 +17,18 @@ import sys
 import time
 from contextlib import closing
 from dataclasses import asdict, dataclass
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from memhooks import config
 from memhooks.bootstrap import default_state_dir, read_marker
-from memhooks.capture.journal import SPOOL_DIR, spool_dir
 from memhooks.deps import MODULES as DEPS
 from memhooks.files import fallback_dirs
-from memhooks.recall.queries import integrity, journal_counts
 from memhooks.setup.install import command_paths, installed_entries
 from memhooks.store import health
 from memhooks.store.connect import connect
+from memhooks.store.journal import SPOOL_DIR, spool_dir
+from memhooks.store.queries import integrity, journal_counts
+from memhooks.store.reader import connect_reader
 from memhooks.team.settings import configured
 from memhooks.team.status import doctor_check
 
@@ -56,7 +57,7 @@ def check_store(db: str | None = None) -> list[Check]:
         out += _check_journal(db)
         return out + [_check_healing(db)]
     try:
-        conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(db, timeout=5)
     except sqlite3.Error as exc:
         return [Check("store", "fail", f"cannot open {db}: {exc}"),
                 Check("permissions", "skip", "store unusable"), *_check_journal(db),
@@ -85,7 +86,7 @@ def _check_journal(db: str) -> list[Check]:
         return [Check("journal", "warn", f"no journal yet at {jpath} (the first hook creates it)"),
                 Check("events", "skip", "no journal")]
     try:
-        conn = sqlite3.connect(f"file:{quote(jpath)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(jpath, timeout=5)
     except sqlite3.Error as exc:
         return [Check("journal", "fail", f"cannot open {jpath}: {exc}"),
                 Check("events", "skip", "journal unusable")]

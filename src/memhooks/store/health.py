@@ -49,9 +49,9 @@ def quick_check(path: str) -> str | None:
     except OSError:
         return None
     try:
-        from urllib.parse import quote
+        from memhooks.store.reader import connect_reader
 
-        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(path, timeout=5)
     except sqlite3.Error as exc:
         return None if not is_corruption(exc) else str(exc)
     try:
@@ -204,7 +204,7 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
-        from memhooks.capture.journal import mark_restart
+        from memhooks.store.journal import mark_restart
         from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
         with closing(open_file(jpath)) as conn:
@@ -217,8 +217,8 @@ def _restart_ids(jpath: str) -> int | None:
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
-    from memhooks.capture.journal import requeue_derived
     from memhooks.config import journal_path
+    from memhooks.store.journal import requeue_derived
     from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
     with closing(open_file(journal_path(db))) as conn:
@@ -303,13 +303,13 @@ def _readable_ids(src) -> list[int] | None:
 
 def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
     import sqlite3
-    from urllib.parse import quote
 
     from memhooks.config import journal_path
+    from memhooks.store.reader import connect_reader
     from memhooks.store.sqlite_file import ensure_journal_schema, open_file
 
     try:
-        src = sqlite3.connect(f"file:{quote(moved)}?mode=ro", uri=True, timeout=5)
+        src = connect_reader(moved, timeout=5)
     except sqlite3.Error:
         return 0, False
     dst = open_file(journal_path(db))

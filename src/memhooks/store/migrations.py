@@ -17,25 +17,10 @@ migration = MIGRATIONS.append
 
 @migration
 def m001_events(db):
-    # Moved to the journal's own file by m006_journal_apart.
-    db.execute("""CREATE TABLE events (
-        id INTEGER PRIMARY KEY,
-        received_at REAL NOT NULL,
-        hook_event_name TEXT,
-        session_id TEXT,
-        tool_name TEXT,
-        tool_use_id TEXT,
-        cwd TEXT,
-        project TEXT,
-        payload TEXT NOT NULL,
-        bytes INTEGER NOT NULL DEFAULT 0,
-        state TEXT NOT NULL DEFAULT 'pending'
-            CHECK (state IN ('pending', 'done', 'failed', 'skipped')),
-        error TEXT,
-        processed_at REAL
-    )""")
-    db.execute("CREATE INDEX events_pending ON events(id) WHERE state = 'pending'")
-    db["events"].create_index(["state"], index_name="events_state")
+    """Created `events` in this file until m006_journal_apart moved the journal to a file of
+    its own; stores from then on have been migrated past it. The journal's schema has one
+    definition, in memhooks.store.journal_migrations (j001_events): a new store has no
+    `main.events`, which is the state m006 leaves."""
 
 
 @migration

@@ -207,7 +207,7 @@ def count(conn, *, project: str, tier: str, outcome: str, now: float | None = No
 
 
 def fold_reads(conn, records: list[dict]) -> int:
-    """Count the answers the lookup commands logged (memhooks.capture.reads): the hits and
+    """Count the answers the lookup commands logged (memhooks.store.reads): the hits and
     misses per project and tier, and each document a tier2 hit read, at the time it was
     read. Returns how many were counted."""
     from memhooks.sqltext import storable_path

@@ -6,10 +6,9 @@ import os
 import sqlite3
 import time
 
+from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
 from memhooks.store.reader import BUSY_TIMEOUT_MS
 from memhooks.store.reader import closing as closing  # the store's users close with it
-
-JOURNAL_SCHEMA_VERSION = 2
 
 
 def _tighten(path: str, mode: int) -> None:
@@ -91,37 +90,20 @@ def open_file(path: str) -> sqlite3.Connection:
 
 
 def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> None:
-    """The `events` table in the journal file (schema `main` when opened alone)."""
+    """Apply the journal's migrations (memhooks.store.journal_migrations) that the file in
+    `schema` (`main` when opened alone) lacks; an up-to-date journal costs one pragma."""
     if conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0] >= JOURNAL_SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0]
-        if version < 1:
-            conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.events (
-                id INTEGER PRIMARY KEY,
-                received_at REAL NOT NULL,
-                hook_event_name TEXT,
-                session_id TEXT,
-                tool_name TEXT,
-                tool_use_id TEXT,
-                cwd TEXT,
-                project TEXT,
-                payload TEXT NOT NULL,
-                bytes INTEGER NOT NULL DEFAULT 0,
-                state TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (state IN ('pending', 'done', 'failed', 'skipped')),
-                error TEXT,
-                processed_at REAL
-            )""")
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_pending ON events(id)"
-                         " WHERE state = 'pending'")
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_state ON events(state)")
-        if version < 2:
-            # A session's journaled tool calls (importing a transcript skips those).
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_session_tool"
-                         " ON events(session_id, tool_use_id)")
         if version < JOURNAL_SCHEMA_VERSION:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {schema}._journal_migrations"
+                         " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            for fn in JOURNAL_MIGRATIONS[version:]:
+                fn(conn, schema)
+                conn.execute(f"INSERT OR REPLACE INTO {schema}._journal_migrations VALUES (?, ?)",
+                             (fn.__name__, time.time()))
             conn.execute(f"PRAGMA {schema}.user_version = {JOURNAL_SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:

@@ -194,15 +194,10 @@ def _search(conn, query, limit):
         raise classify(exc, url) from None
 
 
-def cli_search(conn, query, limit):
-    """For `memhooks search --team`: results, or a one-line failure."""
-    # lazy: click, for the CLI caller only
-    from memhooks.cli._common import Fail
-
-    try:
-        return _search(conn, query, limit)
-    except TeamError as exc:
-        raise Fail(f"team search: {exc}") from None
+def search(conn, query, limit):
+    """Team search results for `memhooks search --team`; raises TeamError when the team
+    store is not configured or cannot be searched."""
+    return _search(conn, query, limit)
 
 
 def tool_search_team(query, limit) -> tuple[str, bool]:

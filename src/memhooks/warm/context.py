@@ -5,6 +5,7 @@ import os
 import time
 
 from memhooks._jsonlite import dumps_str
+from memhooks.store.queries import RETRY_KEY as RETRY_KEY  # the API backoff's api_state key
 
 MAX_CONTEXT = 1500
 HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
@@ -27,7 +28,6 @@ def _docs_command() -> str:
     return "lc-cache-lookup-docs"
 
 
-RETRY_KEY = "context7.retry_after"
 PARTIAL = "partial"  # warm_state.fingerprint of a scan a budget cut short: never matches
 
 
@@ -102,17 +102,9 @@ def build_context(entries: list[dict], note: str = "") -> str:
 
 def api_backoff(conn, now: float) -> tuple[str, float] | None:
     """(why, until) while the warm is backing off the Context7 API, else None."""
+    from memhooks.store.queries import api_retry_row
+
     return backoff_of(api_retry_row(conn), now)
-
-
-def api_retry_row(conn):
-    """The API's backoff row (value, until), or None (none, or a store without the table)."""
-    from memhooks.recall.queries import api_state
-
-    try:
-        return api_state(conn, RETRY_KEY)
-    except Exception:  # noqa: BLE001 - a store without the table: no backoff
-        return None
 
 
 def backoff_of(row, now: float) -> tuple[str, float] | None:
@@ -125,7 +117,7 @@ def backoff_of(row, now: float) -> tuple[str, float] | None:
 def status_note(conn, now: float, *, documents: bool = True) -> str:
     """What the agent can still use: cached documents, and whether Context7 is
     rate-limited (or unreachable) until a time. One or two short lines."""
-    from memhooks.recall.queries import document_count
+    from memhooks.store.queries import document_count
 
     return note_of(lambda: document_count(conn), api_backoff(conn, now), documents=documents)
 

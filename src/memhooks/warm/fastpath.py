@@ -22,7 +22,7 @@ from memhooks.warm.context import (
 def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
     from memhooks.names import normalize
-    from memhooks.recall.queries import project_tier1
+    from memhooks.store.queries import project_tier1
 
     entries, complete = [], True
     for dep in ranked:
@@ -42,7 +42,7 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
-    from memhooks.recall.queries import api_retry_row, document_count, warm_state
+    from memhooks.store.queries import api_retry_row, document_count, warm_state
     from memhooks.warm.fingerprint import fingerprint
 
     row = warm_state(conn, project)
@@ -101,8 +101,9 @@ def status_output(db: str, project: str | None = None) -> str:
     return hook_json(context)
 
 
-def session_start_output(db: str, project: str) -> str:
-    """One JSON object for the SessionStart hook, every time."""
+def session_start_output(db: str, project: str, after_warm=None) -> str:
+    """One JSON object for the SessionStart hook, every time. `after_warm(db, project)` is
+    the caller's work after a warm that ran (memhooks._launch: a detached team pull)."""
     from memhooks.store.connect import closing, connect
 
     if not project or not os.path.isdir(project):
@@ -110,9 +111,9 @@ def session_start_output(db: str, project: str) -> str:
     with closing(connect(db)) as conn:
         context = fast_answer(conn, project)
         if context is None:
-            from memhooks.team.runner import spawn  # detached team pull, when configured
             from memhooks.warm.resolve import warm
 
             context = warm(conn, project).context
-            spawn("pull", db, project)
+            if after_warm is not None:
+                after_warm(db, project)
     return hook_json(context)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from memhooks import config
 from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
-from memhooks.recall import queries
 from memhooks.recall.render import one_line
+from memhooks.store import queries
 from memhooks.store.connect import transaction
 from memhooks.store.projections import refresh_tier1_version, upsert_library, upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
