@@ -179,7 +179,7 @@ def test_a_captures_b_pulls_then_looks_up_and_searches_locally(members, team_url
     # The next SessionStart names the team's ID as a suggestion, unverified.
     again = b.hook("session-start", json.dumps(start))
     context = json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "- react@18.3.1 → /facebook/react (suggested by the team store, unverified)" in context
+    assert "- react → /facebook/react (suggested by the team store, unverified)" in context
     assert "Context7 library IDs for this project" not in context
 
 

@@ -37,6 +37,7 @@ from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
 from memhooks.store.connect import transaction
 from memhooks.store.projections import storable_text, touch_documents
+from memhooks.store.provenance import team_member_label
 
 MAX_TOKENS = 32          # distinct tokens used from one query
 RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
@@ -115,11 +116,11 @@ def team_provenance(doc: dict, meta: dict | None = None) -> str | None:
     """`team:<member>` for a document that came from the team store, else None."""
     prov = doc.get("provenance")
     if isinstance(prov, str) and prov.startswith("team:"):
-        return "team:" + queries.team_member_label(prov[5:])
+        return "team:" + team_member_label(prov[5:])
     if doc.get("tool") not in ("team-pull", "team-search"):
         return None
     team = (meta if meta is not None else loads_object(doc.get("metadata"))).get("team")
-    return "team:" + queries.team_member_label(team.get("member") if isinstance(team, dict) else None)
+    return "team:" + team_member_label(team.get("member") if isinstance(team, dict) else None)
 
 
 def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:

@@ -25,7 +25,7 @@ import sys
 import time
 
 from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
-from memhooks.store import queries
+from memhooks.store import provenance, queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
@@ -103,17 +103,9 @@ def _q(text: str, limit: int = 160) -> str:
     return dumps_str(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _served_head(what: str, when: str, asked: str, team=()) -> str:
-    """The served answer's first line; `team`: the provenances (`team:<member>`) of the
-    documents that came from the team store, named so the agent knows whose text it is."""
-    shared = ""
-    if team:
-        members = ", ".join(sorted({p.partition(":")[2] for p in team}))
-        shared = (f" This text came from the team store (shared by team member {members}), "
-                  "not from this machine's own lookups.")
+def _served_head(what: str, when: str, asked: str) -> str:
     return (f"[memhooks cache] Answered from the local memhooks cache, not by the live tool (this is "
-            f"not an error): {what}, captured {when} {asked}.{shared} For a live answer, repeat this "
-            "identical call.")
+            f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
 
 
 def _wrap(head: str, body: str, max_chars: int) -> str:
@@ -185,9 +177,8 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
     at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
     source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
               "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
-              "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
-    if hit.get("matched") == "team":
-        source = "the team store (agreeing with this machine's own lookups)"
+              "libraries": "an earlier resolve-library-id", "team": "the team store (confirmed locally)"
+              }.get("team" if hit.get("matched") == "team" else hit.get("origin"), "an earlier lookup")
     from memhooks.recall.render import when_utc
 
     head = _served_head(f"Context7 library ID for {_q(name, 80)}", when_utc(at), f"from {source}")
@@ -249,8 +240,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
     head = _served_head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
-                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}",
-                 queries.team_provenance(conn, used).values())
+                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}{provenance.team_note(conn, used)}")
     live = max(docs[d]["bytes"] or 0 for d in used)
     return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
 
@@ -301,8 +291,8 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
             continue
         from memhooks.recall.render import when_utc
 
-        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), f"for the prompt {_q(prompt)}",
-                            queries.team_provenance(conn, [r["id"]]).values())
+        asked = f"for the prompt {_q(prompt)}{provenance.team_note(conn, [r['id']])}"
+        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), asked)
         page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
         return Served("webfetch", _wrap(head, r["content"] or "", max_chars), [r["id"]], None,
                       (r["bytes"] or 0) + max(0, page))

@@ -36,9 +36,8 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
         return None
     marks = ",".join("?" * len(keys))
     cols = "library_id, version, versioned_id, origin, matched"
-    # a team suggestion (memhooks.team.pull) is unverified: never an answer by itself
-    fresh = (" AND expires_at > ? AND library_id IS NOT NULL AND coalesce(matched, '') != 'team-suggestion'"
-             " ORDER BY resolved_at DESC LIMIT 1")
+    fresh = (" AND expires_at > ? AND library_id IS NOT NULL"  # a team suggestion is never an answer
+             " AND coalesce(matched, '') != 'team-suggestion' ORDER BY resolved_at DESC LIMIT 1")
     loose = loose_key(name)
     attempts = (
         ("project", f"project = ? AND name_key IN ({marks})", (project or "", *keys)),
@@ -84,8 +83,7 @@ def rank_libraries(conn, name: str, *, pattern: str | None = None, exclude: str 
         return []
     marks = ",".join("?" * len(bare))
     title, tail = f"title_key IN ({marks})", f"tail_key IN ({marks})"
-    # a library only the team store named (origin `team`) never answers a name by itself
-    where, params = f"origin != 'team' AND ({title} OR {tail}", [*bare, *bare]
+    where, params = f"origin != 'team' AND ({title} OR {tail}", [*bare, *bare]  # team-only: never
     if pattern is not None:
         where += " OR lower(library_id) LIKE ? ESCAPE '\\' OR title_key LIKE ? ESCAPE '\\'"
         params += [pattern, pattern]
@@ -433,27 +431,6 @@ def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:
         return {}
     return {r["id"]: r for r in _rows(conn, f"SELECT id, content, bytes FROM documents"
                                             f" WHERE id IN ({_marks(ids)})", ids)}
-
-
-_MEMBER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-
-
-def team_member_label(member) -> str:
-    """A team member id for display: as memhooks makes them (letters, digits, `_-`), else
-    `unknown`."""
-    ok = isinstance(member, str) and 0 < len(member) <= 64 and set(member) <= _MEMBER_CHARS
-    return member if ok else "unknown"
-
-
-def team_provenance(conn, ids: list[int]) -> dict[int, str]:
-    """id -> `team:<member>` for the documents among `ids` that came from the team store
-    (a pull or a team search), read from the team note memhooks.team.pull keeps in metadata."""
-    if not ids:
-        return {}
-    rows = conn.execute(
-        "SELECT id, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.team.member') END"
-        f" FROM documents WHERE id IN ({_marks(ids)}) AND tool IN ('team-pull', 'team-search')", ids)
-    return {r[0]: "team:" + team_member_label(r[1]) for r in rows}
 
 
 def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -> list[sqlite3.Row]:

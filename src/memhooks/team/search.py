@@ -19,7 +19,7 @@ from memhooks.recall.render import iso_utc, results_markdown
 from memhooks.store import team_local as tl
 from memhooks.store.connect import transaction
 from memhooks.store.projections import touch_documents, upsert_document
-from memhooks.team.pull import _kw, _with_team
+from memhooks.team.pull import _with_team
 from memhooks.team.runner import open_team
 from memhooks.team.settings import team_url
 from memhooks.team.store import TeamError, classify
@@ -30,6 +30,7 @@ from memhooks.team.trust import (
     clamp_time,
     document_refusal,
     provenance,
+    provenance_kw,
     valid_hash,
 )
 
@@ -172,7 +173,7 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
                                         version=checked_version(r["version"]),
                                         metadata=_with_team(r["metadata"], info[digest]["members"]
                                                             if digest in info else 0, member),
-                                        tool="team-search", **_kw(upsert_document, member))
+                                        tool="team-search", **provenance_kw(upsert_document, member))
             if doc_id is not None:
                 have[digest] = doc_id
         ids = [i for i in have.values() if i is not None]

@@ -17,6 +17,7 @@ with this machine's own knowledge, otherwise it is kept as an unverified team su
 
 from __future__ import annotations
 
+import inspect
 import math
 
 from memhooks.names import checked_library_id, valid_version
@@ -84,3 +85,12 @@ def document_refusal(row: dict) -> str | None:
 
 def checked_library(value) -> str | None:
     return checked_library_id(value) if isinstance(value, str) and len(value) <= 330 else None
+
+
+def provenance_kw(writer, member) -> dict:
+    """provenance=team:<member> for the projection writers that record it (admission)."""
+    try:
+        takes = "provenance" in inspect.signature(writer).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return {"provenance": provenance(member)} if takes else {}
