@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pipeline import ingest_pending
-from memhooks.recall import libraries, queries, render, search
+from memhooks.recall import libraries, render, search
+from memhooks.store import queries
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import upsert_document
 

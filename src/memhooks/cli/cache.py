@@ -42,9 +42,9 @@ def cache_lookup(name, project, as_json):
         hit = lookup(conn, name, _project(project), on_pending=lambda: ingest_pending(conn))
     if not hit:
         if as_json:
-            echo_json({"name": name, "hit": False})
+            echo_json("cache lookup", {"name": name, "hit": False})
         sys.exit(1)
-    echo_json({**hit, "hit": True}) if as_json else click.echo(hit["library_id"])
+    echo_json("cache lookup", {**hit, "hit": True}) if as_json else click.echo(hit["library_id"])
 
 
 @cache.command("lookup-docs")
@@ -60,10 +60,10 @@ def cache_lookup_docs(library_id, topic, as_json):
         hit = lookup_docs(conn, library_id, topic, _project(None))
     if not hit:
         if as_json:
-            echo_json({**key, "hit": False})
+            echo_json("cache lookup-docs", {**key, "hit": False})
         sys.exit(1)
     if as_json:
-        echo_json({**key, "hit": True, "document_id": hit[0], "content": hit[1]})
+        echo_json("cache lookup-docs", {**key, "hit": True, "document_id": hit[0], "content": hit[1]})
     else:
         sys.stdout.write(hit[1])
 
@@ -85,4 +85,4 @@ def cache_write(tier, args, as_json):
     with closing(open_store(ingest=False)) as conn:
         event_id = write(conn, record, _project(None))
     if as_json:
-        echo_json({"written": True, "tier": tier, "event_id": event_id})
+        echo_json("cache write", {"written": True, "tier": tier, "event_id": event_id})

@@ -54,7 +54,7 @@ def search_cmd(query, limit, as_json, team):
     finally:
         conn.close()
     if as_json:
-        echo_json({"query": query, "count": len(results),
+        echo_json("search", {"query": query, "count": len(results),
                    "results": [render.fenced(r) for r in results]})
         return
     click.echo(render.results_markdown(query, results, person=True))
@@ -77,7 +77,7 @@ def show_cmd(doc_id, max_chars, as_json):
     if doc is None:
         raise Fail(f"no document with id {render.one_line(doc_id, 40)}")
     if as_json:
-        echo_json(render.fenced(doc))
+        echo_json("show", render.fenced(doc))
         return
     click.echo(render.document_markdown(doc))
 
@@ -106,7 +106,7 @@ def stats_cmd(as_json, html_file, project):
         except OSError as exc:
             raise Fail(f"cannot write {html_file}: {exc.strerror or exc}") from None
     if as_json:
-        echo_json(data)
+        echo_json("stats", data)
     else:
         stats_render.render(data)
         if html_file:

@@ -102,7 +102,7 @@ def team_push(budget, as_json):
 
     s = _run("push", push, budget_s=budget)
     if as_json:
-        echo_json(s)
+        echo_json("team push", s)
         return
     click.echo(_render.team_push_line(s))
 
@@ -121,7 +121,7 @@ def team_pull(project, libraries, budget, max_bytes, as_json):
     s = _run("pull", pull, project=project, budget_s=budget, max_bytes=max_bytes,
              libraries=list(libraries))
     if as_json:
-        echo_json(s)
+        echo_json("team pull", s)
         return
     click.echo(_render.team_pull_line(s))
 
@@ -142,7 +142,7 @@ def team_status(offline, as_json):
     if info["configured"] and not offline:
         info["server"] = probe(team_url())
     if as_json:
-        echo_json(info)
+        echo_json("team status", info)
         return
     for line in _render.team_status_lines(info):
         click.echo(line)

@@ -38,7 +38,7 @@ def scan_cmd(directory, top_n, direct_only, as_json):
     only = settings.direct_only() if direct_only is None else direct_only
     ranked = candidates(result.deps, n, backfill=n, direct_only=only)[:n]
     if as_json:
-        echo_json(_render.scan_json(project, result, ranked))
+        echo_json("scan", _render.scan_json(project, result, ranked))
         return
     echo_lines(*_render.scan_lines(result, ranked))
 
@@ -62,7 +62,7 @@ def warm_cmd(directory, budget, top_n, direct_only, as_json):
         result = warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True,
                       direct_only=direct_only, **callbacks)
     if as_json:
-        echo_json(_render.warm_json(project, result))
+        echo_json("warm", _render.warm_json(project, result))
     else:
         echo_lines(*_render.warm_lines(result, context7_api_url()))
     sys.exit(1 if _render.warm_failed(result) else 0)
