@@ -94,13 +94,15 @@ def pull_tier1(conn, pg, project: str, names: list[dict], budget, now: float, su
         if not cands:
             continue
         local = tl.fresh_tier1(conn, project, key, now)  # (library_id, origin, matched)
-        if local and local[2] != TEAM_SUGGESTION:
-            continue  # a fresh local answer (or negative) stays
+        if local and local[0] and local[2] != TEAM_SUGGESTION:
+            continue  # a fresh local answer stays
         verified = [r for r in cands
                     if agrees_locally(conn, n["name"], n.get("ecosystem"), library_base(r["library_id"]))]
         if verified:
             writes.append((n, verified[0], TEAM_VERIFIED))
             bases.add(library_base(verified[0]["library_id"]))
+        elif local and not local[0]:
+            continue  # a fresh local negative is not replaced by an unverified suggestion
         elif len({library_base(r["library_id"]) for r in cands}) == 1:
             writes.append((n, cands[0], TEAM_SUGGESTION))
         else:

@@ -82,14 +82,13 @@ def _push_documents(pg, member: str, rows: list[tuple]) -> int:
                 copy.write_row(row)
         # A team row under one of these hashes whose text is not ours was not written by
         # memhooks (our text hashes to its key; a row that does not is a poisoned copy, or
-        # one whose `bytes` lies): ours replaces it, in hash order.
+        # one whose `bytes` lies): ours replaces it. New documents match nothing here.
         cur.execute(
             "UPDATE documents d SET source = t.source, source_tool = t.source_tool, title = t.title,"
             " content = t.content, type = t.type, metadata = t.metadata, url = t.url,"
             " library_id = t.library_id, library_base = t.library_base, topic = t.topic,"
             " version = t.version, bytes = t.bytes, truncated = t.truncated"
-            " FROM (SELECT DISTINCT ON (content_hash) * FROM push_docs ORDER BY content_hash) t"
-            " WHERE d.content_hash = t.content_hash"
+            " FROM push_docs t WHERE d.content_hash = t.content_hash"
             " AND (d.content IS DISTINCT FROM t.content OR d.bytes IS DISTINCT FROM octet_length(d.content))")
         # One row per hash (a batch may repeat one after re-redaction), in hash order so
         # concurrent pushers take row locks in the same order (no deadlocks).

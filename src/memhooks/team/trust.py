@@ -87,10 +87,15 @@ def checked_library(value) -> str | None:
     return checked_library_id(value) if isinstance(value, str) and len(value) <= 330 else None
 
 
+_TAKES: dict = {}
+
+
 def provenance_kw(writer, member) -> dict:
     """provenance=team:<member> for the projection writers that record it (admission)."""
-    try:
-        takes = "provenance" in inspect.signature(writer).parameters
-    except (TypeError, ValueError):
-        takes = False
+    takes = _TAKES.get(writer)
+    if takes is None:
+        try:
+            takes = _TAKES[writer] = "provenance" in inspect.signature(writer).parameters
+        except (TypeError, ValueError):
+            takes = False
     return {"provenance": provenance(member)} if takes else {}
