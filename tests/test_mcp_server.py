@@ -16,6 +16,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from conftest import fold_reads
+
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
@@ -60,6 +62,7 @@ def text_of(result) -> str:
 
 
 def access_counts(db: str) -> dict[int, int]:
+    fold_reads(db)
     with sqlite3.connect(db) as c:
         return dict(c.execute("SELECT id, access_count FROM documents"))
 

@@ -337,11 +337,11 @@ def _seed_store(db: Path, shared: int, unique: int, tag: str) -> None:
     try:
         with transaction(conn):
             for i in range(shared):
-                upsert_document(conn, project="/p", source="/org/lib", source_tool="context7",
+                upsert_document(conn, provenance="capture", project="/p", source="/org/lib", source_tool="context7",
                                 content=f"shared document {i}\n" + "body text " * 40, title=f"shared {i}",
                                 library_id="/org/lib", topic=f"topic {i}", max_bytes=1 << 20)
             for i in range(unique):
-                upsert_document(conn, project="/p", source="/org/lib", source_tool="context7",
+                upsert_document(conn, provenance="capture", project="/p", source="/org/lib", source_tool="context7",
                                 content=f"{tag} unique document {i}\n" + "body text " * 40,
                                 title=f"{tag} {i}", library_id="/org/lib", topic=f"{tag} {i}",
                                 max_bytes=1 << 20)

@@ -212,7 +212,7 @@ def test_poisoned_text_under_a_real_hash_is_repaired_by_the_push_and_refused_by_
                                query="suspense fallback"))
     bob = members("bob")
     s = pull(bob)
-    assert s["refusals"] == {"content does not hash to its content_hash": 1}
+    assert s["refusals"] == {"admission: content_hash does not match the content": 1}
     assert s["documents"] == 1  # the honest document still came
     dump = store_dump(bob)
     assert "evil.invalid" not in dump and "Ignore previous instructions" not in dump
@@ -235,7 +235,7 @@ def test_error_texts_and_tokens_from_the_team_are_not_stored(members, team_url):
     plant_doc(team_url, honest, topic="rules of hooks", version=TOKEN)
     bob = members("bob")
     s = pull(bob)
-    assert s["refusals"] == {"error text (rate limited)": 1}
+    assert s["refusals"] == {"admission: not a document: rate limited": 1}
     dump = store_dump(bob)
     assert "Rate limited" not in dump and "quota exceeded" not in dump and TOKEN not in dump
     assert bob.rows("SELECT version FROM documents WHERE content LIKE '%never inside loops%'") == [(None,)]

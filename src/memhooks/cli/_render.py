@@ -59,9 +59,11 @@ def api_needed(result) -> bool:
     return any(r.how in API_NEEDED for r in result.entries)
 
 
-def warm_failed(result) -> bool:
-    """The Context7 API was needed and no library resolved (`memhooks warm` exits 1)."""
-    return api_needed(result) and not result.resolved
+def _not_asked(result) -> list:
+    """Libraries left unresolved because the API could not be asked (network, rate limit,
+    offline): one summary line for them, not a row each."""
+    return [r for r in result.entries
+            if r.how in ("unresolved", "api-error", "api-timeout", "api-rate-limited") and not r.library_id]
 
 
 def warm_rows(entries) -> list[str]:
@@ -93,30 +95,30 @@ def warm_json(project: str, result) -> dict:
 def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
     """(stdout lines, stderr lines) for `memhooks warm`: a row per library, then the summary."""
     out = []
-    for line, r in zip(warm_rows(result.entries), result.entries, strict=True):
+    waiting = _not_asked(result) if (result.api_fault or result.unreachable or result.rate_limited) else []
+    shown = [r for r in result.entries if r not in waiting]
+    for line, r in zip(warm_rows(shown), shown, strict=True):
         # One fault for the whole run is said once, below; other causes stand on their row.
         own = r.cause and not r.library_id and not result.api_fault
         out.append(line + (f" — {r.cause}" if own else ""))
     n_files, n_req = len(result.scanned_files), result.api_requests
     out.append(f"{len(result.resolved)}/{len(result.entries)} resolved from {n_files} "
                f"file{_s(n_files)} in {result.seconds:.2f}s "
-               f"({n_req} API request{_s(n_req)}"
-               f"{', rate limited' if result.rate_limited else ''}"
-               f"{', API unreachable: ' + api_url if result.unreachable else ''})")
-    if result.api_fault:
-        # lazy: warm code and rich load only for the output that needs them (CLI start-up)
+               f"({n_req} API request{_s(n_req)})")
+    if waiting:
+        # lazy: warm code loads only for the output that needs it (CLI start-up)
         from memhooks.warm.resolve import _fault_words, _until_words
 
-        fault = result.api_fault.removeprefix("backoff:")
-        out.append(f"Context7: {_fault_words(fault, result.api_fault_detail)}"
-                   f"{_until_words(result.api_until)}"
-                   f"{' (from an earlier session)' if result.api_fault.startswith('backoff:') else ''}")
+        fault = (result.api_fault or ("rate-limited" if result.rate_limited else "unreachable"))
+        fault = fault.removeprefix("backoff:")
+        cached = len(result.resolved)
+        where = f" at {api_url}" if fault == "unreachable" else ""
+        n = len(waiting)
+        out.append(f"{n} librar{'y' if n == 1 else 'ies'} not looked up yet: {_fault_words(fault, result.api_fault_detail)}{where}"
+                   f"{_until_words(result.api_until)}. "
+                   f"{cached or 'No'} librar{'y is' if cached == 1 else 'ies are'} already cached; "
+                   "memhooks asks again at the next session start (or run `memhooks warm` later).")
     err = [] if result.entries else ["no dependencies found (no lockfile or manifest memhooks reads)"]
-    if warm_failed(result):
-        err.append("memhooks: nothing resolved: the Context7 API was needed"
-                   + (" and is unreachable" if result.unreachable else
-                      " and rate-limited this machine" if result.rate_limited else "")
-                   + "; run `memhooks warm` again later")
     return out, err
 
 

@@ -53,7 +53,8 @@ def scan_cmd(directory, top_n, direct_only, as_json):
 def warm_cmd(directory, budget, top_n, direct_only, as_json):
     """Pre-resolve the project's top libraries to Context7 IDs (tier1).
 
-    Exits 1 when the Context7 API was needed and no library resolved."""
+    Exits 0 when it did what it could: a network or rate-limit problem is said in one line,
+    with what is already cached (a real error exits non-zero)."""
     from memhooks.warm.resolve import warm
 
     project = os.path.realpath(directory)
@@ -65,4 +66,4 @@ def warm_cmd(directory, budget, top_n, direct_only, as_json):
         echo_json("warm", _render.warm_json(project, result))
     else:
         echo_lines(*_render.warm_lines(result, context7_api_url()))
-    sys.exit(1 if _render.warm_failed(result) else 0)
+    sys.exit(0)

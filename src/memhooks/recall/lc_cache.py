@@ -24,30 +24,26 @@ def _find_fresh(conn, find, on_pending):
     return result
 
 
-def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
-    """tier1 lookup that counts a hit or a miss."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count
-    from memhooks.store.queries import find_tier1
+def lookup(conn, name: str, project: str, *, on_pending=None, origin: str = "agent") -> dict | None:
+    """tier1 lookup that counts a hit or a miss (through the reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier1, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier1(conn, name, project), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier1", outcome="hit" if hit else "miss")
+    note(main_file(conn), "tier1", "hit" if hit else "miss", project, origin=origin)
     return hit
 
 
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
-                on_pending=None) -> tuple[int, str] | None:
-    """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count, touch_documents
-    from memhooks.store.queries import find_tier2
+                on_pending=None, origin: str = "agent") -> tuple[int, str, str] | None:
+    """tier2 lookup that counts a hit or a miss, and a read of the document (through the
+    reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier2, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier2(conn, library_id, topic), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier2", outcome="hit" if hit else "miss")
-        if hit:
-            touch_documents(conn, [hit[0]])
+    note(main_file(conn), "tier2", "hit" if hit else "miss", project, hit[2] if hit else "",
+         origin=origin)
     return hit
 
 
@@ -69,8 +65,9 @@ def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
+    from memhooks.store.admission import Refused
     from memhooks.store.connect import transaction
-    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
     from memhooks.store.projections import apply_cache_write
 
     now = time.time()
@@ -78,8 +75,14 @@ def write(conn, record: dict, project: str) -> int:
     with transaction(conn):
         event_id = append(conn, payload, size=len(payload), project=project,
                           hook_event_name=CACHE_WRITE_EVENT, received_at=now)
-        apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project, now=now)
-        mark_done(conn, event_id, now)
+        try:
+            apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project,
+                              now=now)
+        except Refused as exc:
+            # admission refused it (nothing was written): journaled as skipped, with why
+            mark_skipped(conn, event_id, f"refused: {exc.reason}"[:500], now)
+        else:
+            mark_done(conn, event_id, now)
     return event_id
 
 
@@ -195,8 +198,22 @@ def ingest_now(timeout: float = 20.0) -> None:
                    check=False)
 
 
+USAGE = {
+    "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
+    "lc-cache-lookup-docs": "usage: lc-cache-lookup-docs LIBRARY_ID TOPIC\n\nPrints the cached docs for LIBRARY_ID and TOPIC on a fresh hit (4 h),\n",
+    "lc-cache-write": ("usage: lc-cache-write tier1 NAME LIBRARY_ID\n"
+                       "       lc-cache-write tier2 LIBRARY_ID TOPIC FILE\n\nWrites an entry to the cache (the body of tier2 from FILE),\n"),
+}
+USAGE_TAIL = ("else nothing: empty output is a miss. Always exits 0 (memhooks; the seed's cache contract).\n"
+              "Writes go through the same checks as every capture; `memhooks --help` has the rest.\n")
+
+
 def _safe(fn, label: str):
     def run(args: list[str]) -> int:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE[label] + USAGE_TAIL)
+            sys.stdout.flush()
+            return 0
         try:
             fn(args)
         except BaseException as exc:  # noqa: BLE001 - advisory commands: exit 0, say nothing
@@ -219,6 +236,12 @@ def _safe(fn, label: str):
     return run
 
 
+def _reader() -> str:
+    """Who runs a lookup command: the agent (its Bash tool gives it no terminal) or a person
+    at a terminal, whose own reads are not the agent's."""
+    return "user" if os.isatty(1) else "agent"
+
+
 def _emit(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     if not data.endswith(b"\n"):
@@ -239,7 +262,7 @@ def _cmd_lookup(args: list[str]) -> None:
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
     library_id = hit["library_id"] if hit else None
-    note(db, "tier1", "hit" if library_id else "miss", project)
+    note(db, "tier1", "hit" if library_id else "miss", project, origin=_reader())
     if library_id:
         _emit(library_id)
 
@@ -255,7 +278,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
-    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "")
+    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
         sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
@@ -298,8 +321,11 @@ def parse_write_args(args: list[str]) -> dict | None:
         return {"tier": "tier1", "name": args[1].strip(), "library_id": args[2].strip()}
     if tier == "tier2" and len(args) >= 4 and args[1].strip():
         from memhooks.config import max_write_bytes
+        from memhooks.store.admission import REDACT_MARGIN
 
-        body = read_regular_file(args[3], max_write_bytes() + 1)
+        # past the cap by admission's margin: a secret across the cap is read whole, so it
+        # is redacted before the cut
+        body = read_regular_file(args[3], max_write_bytes() + REDACT_MARGIN + 1)
         if body is None:
             return None
         if not body.strip():

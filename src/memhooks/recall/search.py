@@ -35,9 +35,9 @@ import time
 from memhooks._jsonlite import loads_object
 from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
-from memhooks.store.connect import transaction
-from memhooks.store.projections import storable_text, touch_documents
+from memhooks.store.projections import storable_text
 from memhooks.store.provenance import team_member_label
+from memhooks.store.reads import note_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
 RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
@@ -128,8 +128,7 @@ def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> in
     Returns the epoch written."""
     stamp = int(time.time() if now is None else now)
     if ids:
-        with transaction(conn):
-            touch_documents(conn, ids, now=stamp, origin=origin)
+        note_documents(queries.main_file(conn), queries.content_hashes(conn, ids), None, stamp, origin)
     return stamp
 
 

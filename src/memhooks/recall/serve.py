@@ -395,10 +395,11 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         if served is None or time.monotonic() > deadline:
             return None  # over budget: let the call run rather than be late
         from memhooks.store.connect import transaction
-        from memhooks.store.projections import touch_documents
+        from memhooks.store.queries import content_hashes
+        from memhooks.store.reads import note_documents
 
+        note_documents(db, content_hashes(conn, served.doc_ids), project, now)
         with transaction(conn):
-            touch_documents(conn, served.doc_ids, now)
             serve_log.record(conn, outcome="served", call_key=key, tool=served.kind,
                              tool_name=tool_name, project=project, session_id=session,
                              library_id=served.library_id, document_ids=served.doc_ids,

@@ -118,14 +118,6 @@ def find_tier2(conn, library_id: str, topic: str,
     return (row["id"], row["content"], row["content_hash"]) if row else None
 
 
-def tier1_answer_rows(conn) -> list:
-    """Every tier1 row, by project (memhooks.store.answers writes them to the answers file
-    that the lookups and the SessionStart fast path read without SQLite)."""
-    return conn.execute(
-        "SELECT project, name_key, loose_key, library_id, versioned_id, matched, expires_at,"
-        " resolved_at FROM tier1 ORDER BY project").fetchall()
-
-
 def warm_state_rows(conn) -> list:
     """Every project's last warm (project, fingerprint, files, dirs, ranked as JSON text)."""
     return conn.execute("SELECT project, fingerprint, files, dirs, ranked FROM warm_state").fetchall()
@@ -296,6 +288,13 @@ def documents_by_id(conn, ids: list[int]) -> dict[int, dict]:
         return {}
     rows = _rows(conn, f"SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({_marks(ids)})", ids)
     return {r["id"]: dict(r) for r in rows}
+
+
+def content_hashes(conn, ids: list[int]) -> list[str]:
+    """The content hashes of the documents with these ids (the ones that exist)."""
+    if not ids:
+        return []
+    return _column(conn, f"SELECT content_hash FROM documents WHERE id IN ({_marks(ids)})", list(ids))
 
 
 def document_with_content(conn, doc_id: int) -> dict | None:

@@ -1,15 +1,17 @@
-"""The reads log: what the lc-cache-lookup commands answered, appended (standard library only).
+"""The reads log: the one way a read is counted (standard library only).
 
-A lookup's hit is a read: it must not pay for a write transaction in the store (a
-BEGIN IMMEDIATE, a commit's fsyncs, a WAL checkpoint when it closes), which would cost
-more than the lookup itself. So the commands append one line per answer to `reads.log`
-beside the store (`x.reads.log` for a store `x.db`), and the projection writer folds
-the lines into the counters and the documents' access counts at its next ingest
-(memhooks.ingest.pipeline; `memhooks stats` ingests before it reads).
+Every read of the store — a lookup command's answer, a served call, a search or `show`, an
+MCP tool — is a line appended to `reads.log` beside the store (`x.reads.log` for a store
+`x.db`); the projection writer folds the lines into the counters, the documents' access
+counts and who read them at its next ingest (memhooks.ingest.pipeline; `memhooks stats`
+ingests before it reads). A read never pays for a write transaction in the store (a BEGIN
+IMMEDIATE, a commit's fsyncs, a WAL checkpoint when it closes), which would cost more than
+the lookup itself.
 
-A line: kind (`tier1` | `tier2`), outcome (`hit` | `miss`), epoch, the content hash of
-the document a tier2 hit read (else `-`), and the project (`%`, tab, CR and LF
-percent-escaped), tab-separated. Writers hold a POSIX record lock (`os.lockf`: no `fcntl`
+A line: kind (`tier1` | `tier2` | `doc`), outcome (`hit` | `miss`), epoch, the content hash
+of the document read (else `-`), who read it (`agent` | `user`), and the project (`%`, tab,
+CR and LF percent-escaped), tab-separated; lines of the earlier format, without the reader,
+are the agent's. Writers hold a POSIX record lock (`os.lockf`: no `fcntl`
 import) for their one append; the fold holds it while it reads, commits and truncates,
 so a line is never lost or counted twice by a running fold. Either side waits at most
 LOCK_WAIT_S for the other. A log past MAX_BYTES (no ingester has run for a very long
@@ -21,7 +23,8 @@ import time
 
 from memhooks.files import escape_field, open_regular, unescape_field
 
-KINDS = ("tier1", "tier2")
+KINDS = ("tier1", "tier2", "doc")  # a lookup's tier, or a document read any other way
+ORIGINS = ("agent", "user")
 OUTCOMES = ("hit", "miss")
 MAX_BYTES = 8 * 1024 * 1024
 MAX_LINE = 64 * 1024
@@ -35,17 +38,33 @@ def reads_path(db: str) -> str:
 
 
 def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
-         now: float | None = None) -> bool:
-    """Append one answer of a lookup command. Never raises; False when nothing was written
-    (no store folder, an unwritable one, a log that is full)."""
-    if kind not in KINDS or outcome not in OUTCOMES:
+         now: float | None = None, origin: str = "agent") -> bool:
+    """Append one read: a lookup's answer (kind tier1/tier2, hit or miss). Never raises;
+    False when nothing was written (no store folder, an unwritable one, a log that is full)."""
+    return _append(db, [(kind, outcome, content_hash)], project, now, origin)
+
+
+def note_documents(db: str, content_hashes, project: str | None, now: float | None = None,
+                   origin: str = "agent") -> bool:
+    """Append one read of each document (a served call, a search hit, `show`, an MCP tool)."""
+    return _append(db, [("doc", "hit", h) for h in content_hashes], project or "", now, origin)
+
+
+def _line(kind: str, outcome: str, at: float, content_hash: str, origin: str, project: str) -> bytes:
+    digest = content_hash if content_hash and content_hash.isalnum() and len(content_hash) <= 128 else "-"
+    return (f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{origin}\t{escape_field(project)}\n"
+            .encode("utf-8", "surrogateescape"))
+
+
+def _append(db: str, reads: list, project: str, now: float | None, origin: str) -> bool:
+    if not reads or origin not in ORIGINS:
+        return False
+    if any(kind not in KINDS or outcome not in OUTCOMES for kind, outcome, _ in reads):
         return False
     try:
         at = time.time() if now is None else now
-        digest = content_hash if content_hash and content_hash.isalnum() and len(content_hash) <= 128 else "-"
-        line = f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{escape_field(project or '')}\n".encode(
-            "utf-8", "surrogateescape")
-        if len(line) > MAX_LINE:
+        data = b"".join(_line(k, o, at, h, origin, project or "") for k, o, h in reads)
+        if len(data) > MAX_LINE * len(reads):
             return False
         path = reads_path(db)
         if not os.path.isdir(os.path.dirname(path) or "."):
@@ -58,7 +77,7 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
                 return False  # a fold that does not let go (a stopped ingester): not this line
             if os.fstat(fd).st_size > MAX_BYTES:
                 return False
-            os.write(fd, line)
+            os.write(fd, data)
             return True
         finally:
             os.close(fd)  # releases the lock
@@ -87,8 +106,11 @@ def parse(data: bytes) -> list[dict]:
     """The well-formed lines of a reads log; anything else (a torn or planted line) is skipped."""
     out = []
     for raw in data.split(b"\n"):
-        parts = raw.decode("utf-8", "surrogateescape").split("\t", 4)
-        if len(parts) != 5 or parts[0] not in KINDS or parts[1] not in OUTCOMES or "\t" in parts[4]:
+        parts = raw.decode("utf-8", "surrogateescape").split("\t", 5)
+        if len(parts) == 5:
+            parts.insert(4, "agent")  # a line from before the reader was recorded
+        if len(parts) != 6 or parts[0] not in KINDS or parts[1] not in OUTCOMES or \
+                parts[4] not in ORIGINS or "\t" in parts[5]:
             continue
         try:
             at = float(parts[2])
@@ -96,10 +118,10 @@ def parse(data: bytes) -> list[dict]:
             continue
         if at != at or at in (float("inf"), float("-inf")):
             continue
-        project = unescape_field(parts[4])
+        project = unescape_field(parts[5])
         digest = parts[3] if parts[3] != "-" and parts[3].isalnum() else ""
         out.append({"kind": parts[0], "outcome": parts[1], "at": at, "content_hash": digest,
-                    "project": project})
+                    "origin": parts[4], "project": project})
     return out
 
 

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from memhooks import config
 from memhooks.names import library_base, library_key, topic_key
 from memhooks.store import team_local as tl
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
 from memhooks.store.projections import (
     forget_hash,
@@ -39,8 +40,7 @@ from memhooks.team.trust import (
     checked_member,
     checked_version,
     clamp_time,
-    document_refusal,
-    provenance_kw,
+    provenance,
     valid_hash,
 )
 from memhooks.warm.rank import rank
@@ -200,12 +200,16 @@ def _pull_libraries(conn, pg, base_list: list[str], budget, now: float, summary:
             except ValueError:
                 vers = []
             vers = [v for v in vers if checked_version(v)][:100] if isinstance(vers, list) else []
-            upsert_library(conn, library_id=lid, title=lib["title"], origin="team",
-                           description=lib["description"], code_snippets=_int(lib["code_snippets"]),
-                           reputation=lib["reputation"], trust_score=_num(lib["trust_score"]),
-                           benchmark_score=_num(lib["benchmark_score"]), versions=vers,
-                           source=lib["source"], now=clamp_time(lib["last_seen"], now) or now,
-                           **provenance_kw(upsert_library, None))
+            try:
+                upsert_library(conn, library_id=lid, title=lib["title"], origin="team",
+                               description=lib["description"], code_snippets=_int(lib["code_snippets"]),
+                               reputation=lib["reputation"], trust_score=_num(lib["trust_score"]),
+                               benchmark_score=_num(lib["benchmark_score"]), versions=vers,
+                               source=lib["source"], now=clamp_time(lib["last_seen"], now) or now,
+                               provenance=provenance(None))
+            except Refused as exc:
+                _refuse(summary, f"admission: {exc.reason}")
+                continue
             summary["libraries"] += 1
 
 
@@ -275,19 +279,22 @@ def _pull_documents(conn, pg, project: str, base_list: list[str], budget, now: f
 
 
 def _take_document(conn, project: str, row: dict, now: float, ttl2: float, summary: dict) -> None:
-    why = document_refusal(row)
-    if why:
-        _refuse(summary, why)
+    if not valid_hash(row["content_hash"]) or not isinstance(row["content"], str):
+        _refuse(summary, "malformed row")
         return
     content, dtype, topic = row["content"], row["type"], row["topic"]
     lid = checked_library(row["library_id"])  # else kept as a document, never as a tier2 answer
     member = checked_member(row["member"])
     metadata = _with_team(row["metadata"], row["members"], member)
-    doc_id, created = upsert_document(
-        conn, project=project or "", source=row["source"] or "", source_tool=row["source_tool"] or "context7",
-        content=content, title=row["title"], type=dtype, url=row["url"], library_id=lid, topic=topic,
-        version=checked_version(row["version"]), metadata=metadata, tool="team-pull", now=now,
-        **provenance_kw(upsert_document, member))
+    try:
+        doc_id, created = upsert_document(
+            conn, project=project or "", source=row["source"] or "", source_tool=row["source_tool"] or "context7",
+            content=content, title=row["title"], type=dtype, url=row["url"], library_id=lid, topic=topic,
+            version=checked_version(row["version"]), metadata=metadata, tool="team-pull", now=now,
+            provenance=provenance(member), claimed_hash=row["content_hash"])
+    except Refused as exc:
+        _refuse(summary, f"admission: {exc.reason}")
+        return
     if doc_id is None:
         return
     if created:
@@ -296,8 +303,11 @@ def _take_document(conn, project: str, row: dict, now: float, ttl2: float, summa
     seen = clamp_time(row["last_seen"], now)
     if lid and topic and (dtype or "library-docs") == "library-docs" and seen \
             and not tl.fresh_tier2(conn, library_key(lid), topic_key(topic), now):
-        upsert_tier2(conn, library_id=lid, topic=topic, document_id=doc_id, origin="team",
-                     ttl_s=ttl2, now=seen, **provenance_kw(upsert_tier2, member))
+        try:
+            upsert_tier2(conn, library_id=lid, topic=topic, document_id=doc_id, origin="team",
+                         ttl_s=ttl2, now=seen, provenance=provenance(member))
+        except Refused:
+            pass  # the document stays; it is just never a tier2 answer
 
 
 def _int(v):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from memhooks import config
 from memhooks.names import library_base, lookup_keys, loose_key, normalize
 from memhooks.store import team_local as tl
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
 from memhooks.store.projections import upsert_tier1
 from memhooks.team.trust import (
@@ -18,7 +19,7 @@ from memhooks.team.trust import (
     TEAM_VERIFIED,
     checked_library,
     clamp_time,
-    provenance_kw,
+    provenance,
 )
 
 TIER1_LIMIT = 2000
@@ -115,9 +116,16 @@ def pull_tier1(conn, pg, project: str, names: list[dict], budget, now: float, su
                 if vid and library_base(vid) != library_base(lid):
                     vid = None
                 resolved = clamp_time(row["resolved_at"], now) or now
-                if upsert_tier1(conn, project=project, name=n["name"], ecosystem=n.get("ecosystem"),
-                                library_id=lid, origin="warm-local", ttl_s=ttl,
-                                version=n.get("version"), versioned_id=vid, matched=how, now=resolved,
-                                **provenance_kw(upsert_tier1, row["member"])):
+                try:
+                    written = upsert_tier1(conn, project=project, name=n["name"], ecosystem=n.get("ecosystem"),
+                                           library_id=lid, origin="warm-local", ttl_s=ttl,
+                                           version=n.get("version"), versioned_id=vid, matched=how,
+                                           now=resolved, provenance=provenance(row["member"]))
+                except Refused as exc:
+                    summary["refused"] += 1
+                    summary.setdefault("refusals", {}).setdefault(f"admission: {exc.reason}", 0)
+                    summary["refusals"][f"admission: {exc.reason}"] += 1
+                    continue
+                if written:
                     summary["tier1" if how == TEAM_VERIFIED else "suggested"] += 1
     return bases

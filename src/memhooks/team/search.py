@@ -16,9 +16,12 @@ from memhooks.config import max_doc_bytes, project_dir
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall import search as local
 from memhooks.recall.render import iso_utc, results_markdown
+from memhooks.store import queries
 from memhooks.store import team_local as tl
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
-from memhooks.store.projections import touch_documents, upsert_document
+from memhooks.store.projections import upsert_document
+from memhooks.store.reads import note_documents
 from memhooks.team.pull import _with_team
 from memhooks.team.runner import open_team
 from memhooks.team.settings import team_url
@@ -28,9 +31,7 @@ from memhooks.team.trust import (
     checked_member,
     checked_version,
     clamp_time,
-    document_refusal,
     provenance,
-    provenance_kw,
     valid_hash,
 )
 
@@ -162,22 +163,23 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     with transaction(conn):
         for r in fetched:
             digest = r["content_hash"]
-            if document_refusal(r):
-                refused.add(digest)
-                continue
             member = info[digest]["member"] if digest in info else None
-            doc_id, _ = upsert_document(conn, project=project or "", source=r["source"] or "",
-                                        source_tool=r["source_tool"] or "web", content=r["content"],
-                                        title=r["title"], type=r["type"], url=r["url"],
-                                        library_id=checked_library(r["library_id"]), topic=r["topic"],
-                                        version=checked_version(r["version"]),
-                                        metadata=_with_team(r["metadata"], info[digest]["members"]
-                                                            if digest in info else 0, member),
-                                        tool="team-search", **provenance_kw(upsert_document, member))
+            try:
+                doc_id, _ = upsert_document(
+                    conn, project=project or "", source=r["source"] or "",
+                    source_tool=r["source_tool"] or "web", content=r["content"],
+                    title=r["title"], type=r["type"], url=r["url"],
+                    library_id=checked_library(r["library_id"]), topic=r["topic"],
+                    version=checked_version(r["version"]),
+                    metadata=_with_team(r["metadata"], info[digest]["members"] if digest in info else 0, member),
+                    tool="team-search", provenance=provenance(member), claimed_hash=digest)
+            except Refused:
+                refused.add(digest)  # admission refused it (memhooks.store.admission)
+                continue
             if doc_id is not None:
                 have[digest] = doc_id
         ids = [i for i in have.values() if i is not None]
-        touch_documents(conn, ids)
+    note_documents(queries.main_file(conn), queries.content_hashes(conn, ids), project)
     # A hit that was not brought in (over the byte budget) was not checked either: not shown.
     unchecked = {h for h in hashes if h not in have and h not in refused}
     return {h: i for h, i in have.items() if i is not None}, refused | unchecked

@@ -3,13 +3,14 @@
 Team rows are outside text: any member who can write the team database can write any row,
 bypassing memhooks. So nothing a row says about itself is taken as sent:
 
-* a document's content must hash to its content_hash (recomputed here), and must not be an
-  error text (the same classifier capture uses);
+* a document's content must hash to its content_hash (sent to admission as the claimed
+  hash: a mismatch is refused), and must not be an error text (admission's classifier);
 * library IDs, versions and member ids must match their grammar, and a version is never
   a secret (a redacted version is dropped, not stored);
 * timestamps are clamped to now (a row dated 2100 is dated now) and expiry is computed from
   this machine's TTLs;
-* every row is written through the projection writers with provenance `team:<member>`.
+* every row is then written through the projection writers with provenance `team:<member>`,
+  so memhooks.store.admission checks it as it checks every door's rows.
 
 tier1 answers are judged separately (memhooks.team.pull): one is taken only when it agrees
 with this machine's own knowledge, otherwise it is kept as an unverified team suggestion.
@@ -17,12 +18,10 @@ with this machine's own knowledge, otherwise it is kept as an unverified team su
 
 from __future__ import annotations
 
-import inspect
 import math
 
 from memhooks.names import checked_library_id, valid_version
 from memhooks.redact import redact_text
-from memhooks.store.projections import content_hash
 
 PROVENANCE_PREFIX = "team:"
 UNKNOWN_MEMBER = "unknown"
@@ -65,37 +64,5 @@ def checked_version(value) -> str | None:
     return value if redact_text(value) == value else None
 
 
-def document_refusal(row: dict) -> str | None:
-    """Why a team document row is refused, or None. `row` has content_hash, content, type,
-    source_tool (strings or None)."""
-    content, digest = row.get("content"), row.get("content_hash")
-    if not isinstance(content, str) or not content.strip():
-        return "empty content"
-    if not valid_hash(digest):
-        return "malformed content_hash"
-    if content_hash(content) != digest:
-        return "content does not hash to its content_hash"
-    # lazy: the error classifier (cold path: the team package runs in the ingester and CLI)
-    from memhooks.ingest.adapters.errors import c7_docs_error, strong_error
-
-    tool, kind = (row.get("source_tool") or "").lower(), row.get("type") or "library-docs"
-    why = c7_docs_error(content) if tool == "context7" and kind == "library-docs" else strong_error(content)
-    return f"error text ({why})" if why else None
-
-
 def checked_library(value) -> str | None:
     return checked_library_id(value) if isinstance(value, str) and len(value) <= 330 else None
-
-
-_TAKES: dict = {}
-
-
-def provenance_kw(writer, member) -> dict:
-    """provenance=team:<member> for the projection writers that record it (admission)."""
-    takes = _TAKES.get(writer)
-    if takes is None:
-        try:
-            takes = _TAKES[writer] = "provenance" in inspect.signature(writer).parameters
-        except (TypeError, ValueError):
-            takes = False
-    return {"provenance": provenance(member)} if takes else {}

@@ -17,8 +17,11 @@ from memhooks.names import checked_library_id, normalize, pick_library, valid_li
 from memhooks.names import versioned_id as _versioned_id
 from memhooks.recall.render import one_line
 from memhooks.store import queries
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
-from memhooks.store.projections import refresh_tier1_version, upsert_library, upsert_tier1
+from memhooks.store.projections import refresh_tier1_version
+from memhooks.store.projections import upsert_library as _upsert_library
+from memhooks.store.projections import upsert_tier1 as _upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
 from memhooks.warm import settings
 from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
@@ -304,6 +307,22 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
             upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                          library_id=None, version=r.version, origin="warm-api",
                          matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
+
+
+def upsert_library(conn, **row) -> None:
+    """A library from an API answer, with provenance `warm`; one admission refuses is left out."""
+    try:
+        _upsert_library(conn, provenance="warm", **row)
+    except Refused:
+        pass
+
+
+def upsert_tier1(conn, **row) -> bool:
+    """A tier1 entry of this warm, with provenance `warm`; False when admission refuses it."""
+    try:
+        return _upsert_tier1(conn, provenance="warm", **row)
+    except Refused:
+        return False
 
 
 def _record_tier1(conn, project: str, entries: list[Resolved], now: float) -> None:

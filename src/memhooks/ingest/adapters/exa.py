@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 
