@@ -367,4 +367,4 @@ def test_team_text_says_it_came_from_the_team_store_and_whose_it_is(members, tea
     # Alice's own copy is hers: nothing says "team store" to her.
     mine = pre_tool_use(alice, "query-docs", {"libraryId": "/facebook/react", "query": "useEffect cleanup function"})
     assert mine and "team store" not in mine
-    assert db_rows(bob.db, "SELECT tool FROM documents") == [("team-pull",)]
+    assert db_rows(bob.db, "SELECT tool, provenance FROM documents") == [("team-pull", f"team:{alice_id}")]

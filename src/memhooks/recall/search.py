@@ -36,7 +36,7 @@ from memhooks._jsonlite import loads_object
 from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
 from memhooks.store.projections import storable_text
-from memhooks.store.provenance import team_member_label
+from memhooks.store.provenance import team_label
 from memhooks.store.reads import note_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
@@ -106,21 +106,10 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
         "bytes": doc.get("bytes"),
         "citation": citation(doc, bool(base and base.lower() in matched)),
     }
-    team = team_provenance(doc, meta)
+    team = team_label(doc.get("provenance"))
     if team:
         out["provenance"] = team  # text from the team store says so, naming the member
     return out
-
-
-def team_provenance(doc: dict, meta: dict | None = None) -> str | None:
-    """`team:<member>` for a document that came from the team store, else None."""
-    prov = doc.get("provenance")
-    if isinstance(prov, str) and prov.startswith("team:"):
-        return "team:" + team_member_label(prov[5:])
-    if doc.get("tool") not in ("team-pull", "team-search"):
-        return None
-    team = (meta if meta is not None else loads_object(doc.get("metadata"))).get("team")
-    return "team:" + team_member_label(team.get("member") if isinstance(team, dict) else None)
 
 
 def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:

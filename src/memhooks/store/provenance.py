@@ -1,17 +1,24 @@
 """Where a stored document came from, as readers say it (standard library only: the serve
-decision reads it). Documents a team pull or a team search brought in carry the team
-note memhooks.team.pull writes in their metadata (`team.member`); everything the agent
-reads from them names the team store and that member."""
+decision reads it). Admission keeps each row's provenance (`capture`, `import`, `manual`,
+`added`, `warm` or `team:<member>`); everything the agent reads from a document whose
+provenance is `team:<member>` names the team store and that member."""
 
-_MEMBER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-TEAM_TOOLS = ("team-pull", "team-search")
+_MEMBER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+TEAM_PREFIX = "team:"
 
 
 def team_member_label(member) -> str:
-    """A team member id for display: as memhooks makes them (letters, digits, `_-`), else
-    `unknown`."""
+    """A team member id for display: as admission admits them (letters, digits, `._-`, at
+    most 64), else `unknown`."""
     ok = isinstance(member, str) and 0 < len(member) <= 64 and set(member) <= _MEMBER_CHARS
     return member if ok else "unknown"
+
+
+def team_label(provenance) -> str | None:
+    """`team:<member>` (member checked) for a team provenance, else None."""
+    if isinstance(provenance, str) and provenance.startswith(TEAM_PREFIX):
+        return TEAM_PREFIX + team_member_label(provenance[len(TEAM_PREFIX):])
+    return None
 
 
 def team_provenance(conn, ids) -> dict[int, str]:
@@ -19,17 +26,15 @@ def team_provenance(conn, ids) -> dict[int, str]:
     ids = list(ids)
     if not ids:
         return {}
-    rows = conn.execute(
-        "SELECT id, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.team.member') END"
-        f" FROM documents WHERE id IN ({','.join('?' * len(ids))}) AND tool IN (?, ?)",  # noqa: S608
-        (*ids, *TEAM_TOOLS))
-    return {r[0]: "team:" + team_member_label(r[1]) for r in rows}
+    rows = conn.execute(f"SELECT id, provenance FROM documents WHERE id IN ({','.join('?' * len(ids))})"  # noqa: S608
+                        " AND provenance LIKE 'team:%'", ids)
+    return {r[0]: team_label(r[1]) for r in rows}
 
 
 def team_note(conn, ids) -> str:
     """`; this text came from the team store (…)` for a served answer any of whose documents
     came from the team store, else ''."""
-    members = sorted({p[5:] for p in team_provenance(conn, ids).values()})
+    members = sorted({p[len(TEAM_PREFIX):] for p in team_provenance(conn, ids).values()})
     if not members:
         return ""
     return (f"; this text came from the team store (shared by team member {', '.join(members[:5])}),"

@@ -278,7 +278,7 @@ def fts_query(tokens: list[str], op: str = "AND", prefix: bool = False) -> str |
 
 DOC_COLUMNS = (
     "id, title, source, source_tool, type, url, library_id, topic, version, created_at,"
-    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated, tool"
+    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated, provenance"
 )
 
 
