@@ -188,7 +188,7 @@ def test_a_member_cannot_choose_what_react_resolves_to_for_colleagues(members, t
                       (str(carol.project.resolve()),)) == [("/facebook/react", "team")]
     assert lookup(carol, "react") == "/facebook/react"
     served = pre_tool_use(carol, "resolve-library-id", {"libraryName": "react", "query": "hooks"})
-    assert "/facebook/react" in served and EVIL_ID not in served
+    assert "/facebook/react" in served and EVIL_ID not in served and "from the team store (confirmed" in served
     assert EVIL_ID not in session_context(carol)
 
 

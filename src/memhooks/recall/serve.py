@@ -175,10 +175,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
         lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
     body = "Available Libraries:\n\n" + "\n".join(lines)
     at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
-    source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
-              "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
-              "libraries": "an earlier resolve-library-id", "team": "the team store (confirmed locally)"
-              }.get("team" if hit.get("matched") == "team" else hit.get("origin"), "an earlier lookup")
+    source = provenance.resolve_source(hit.get("origin"), hit.get("matched"))
     from memhooks.recall.render import when_utc
 
     head = _served_head(f"Context7 library ID for {_q(name, 80)}", when_utc(at), f"from {source}")

@@ -39,3 +39,16 @@ def team_note(conn, ids) -> str:
         return ""
     return (f"; this text came from the team store (shared by team member {', '.join(members[:5])}),"
             " not from this machine's own lookups")
+
+
+_RESOLVE_SOURCES = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
+                    "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
+                    "libraries": "an earlier resolve-library-id"}
+
+
+def resolve_source(origin, matched) -> str:
+    """Where a served library ID came from, in words: a team answer (tier1 matched `team`,
+    taken because this machine's own knowledge agreed) says the team store."""
+    if matched == "team":
+        return "the team store (confirmed by this machine's own lookups)"
+    return _RESOLVE_SOURCES.get(origin, "an earlier lookup")
