@@ -347,6 +347,19 @@ def test_the_byte_budget_holds_on_bytes_actually_read(members, team_url):
     assert bob.rows("SELECT max(bytes) FROM documents")[0][0] < 256 * KIB
 
 
+def test_the_time_budget_holds_when_a_member_holds_the_tables(members, team_url):
+    """Mallory keeps an exclusive lock on the documents table: each statement of the pull
+    stops at what is left of its time budget, and the pull reports itself incomplete (it
+    neither hangs nor fails)."""
+    alice = members("alice")
+    alice.capture(docs_payload())
+    with psycopg.connect(team_url) as mallory:
+        mallory.execute("LOCK TABLE documents IN ACCESS EXCLUSIVE MODE")
+        s = pull(members("bob"), "--budget", "1")
+        mallory.rollback()
+    assert s["complete"] is False and s["documents"] == 0
+
+
 # ----------------------------------------------------------------------------- provenance
 
 def test_team_text_says_it_came_from_the_team_store_and_whose_it_is(members, team_url):
