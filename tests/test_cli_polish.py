@@ -204,3 +204,18 @@ def test_limit_bounds_agree_between_cli_and_mcp(store):
         text = "\n".join(c.text for c in r.content if getattr(c, "type", "") == "text")
         assert r.is_error and "limit must be" in text
     assert not calls[3].is_error and not calls[4].is_error
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_help_is_grouped_like_bare_memhooks(store, columns):
+    p = cli("--help", env=dict(os.environ, COLUMNS=str(columns)))
+    assert p.returncode == 0
+    out = p.stdout.decode()
+    bare = cli().stdout.decode()
+    for title in ("get started:", "look:", "plumbing:"):
+        assert title in out
+    assert bare.index("\nget started\n") < bare.index("\nlook\n")
+    assert out.index("get started:") < out.index("look:") < out.index("plumbing:")
+    look = out[out.index("look:"):out.index("\n\n", out.index("look:"))]
+    assert [ln.split()[0] for ln in look.splitlines()[1:]] == ["stats", "search", "show", "doctor"]
+    assert all(len(ln) <= columns for ln in out.splitlines())

@@ -150,6 +150,10 @@ def _old_layout_store(db):
     for fn in MIGRATIONS[:5]:
         fn(db_)
         conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
+    # m001 made `events` in this file then; its one definition is the journal's j001 now
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
+
+    JOURNAL_MIGRATIONS[0](conn, "main")  # j001_events
     conn.execute("PRAGMA user_version = 5")
     for i, state in enumerate(["done", "failed", "pending", "pending"], start=1):
         conn.execute("INSERT INTO events (id, received_at, hook_event_name, payload, bytes, state,"

@@ -11,6 +11,8 @@ import sys
 
 def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
     """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id)."""
+    # lazy: the capture hook runs under `python -I -S`; in this module each function imports
+    # what it uses when it runs, so a hook loads only its own path's modules.
     from memhooks.capture.payload import read_capped
     from memhooks.config import db_path
 
@@ -22,10 +24,12 @@ def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
 def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
     """Journal one payload; spool it if the journal is unusable. Returns the event id (None
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
+    # lazy: hot path (see _journal_stdin); health and the spool only when the journal fails
     from memhooks.capture.payload import metadata_only, prepare
     from memhooks.config import project_dir
 
-    state = None
+    state: str | None = None
+    error: str | None
     meta = metadata_only(raw, total, hook_event_name)
     if meta is not None:
         from memhooks.store.journal import METADATA_ONLY
@@ -45,7 +49,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
             try:
                 event_id = append(conn, payload, size=total, project=project, error=error,
                                   hook_event_name=hook_event_name, state=state)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 conn.close()
                 # Damaged pages met by the insert itself: move the journal aside, once.
                 from memhooks.store import health
@@ -87,6 +91,7 @@ def _other_work(db: str, event_id: int | None) -> bool:
     """Whether an ingester has anything to do beyond SessionStart events (this one and
     earlier ones add no answer and wait for the next ingest): other pending events, a reads
     log to fold, spooled events. A session that answered from tier1 then starts no process."""
+    # lazy: hot path (SessionStart); the reads log and queries load only here
     from memhooks.store.journal import spool_waiting
     from memhooks.store.reads import Taken
 
@@ -104,6 +109,7 @@ def spawn_ingest(db: str) -> bool:
     """Start a detached ingester unless one is already running. Never raises."""
     if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1":
         return False
+    # lazy: hot path; fcntl and config only when an ingester may start, the log on failure
     try:
         import fcntl
 
@@ -133,7 +139,7 @@ def spawn_ingest(db: str) -> bool:
             setsid=True,
         )
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no ingester now is fine (the next hook starts one); logged
         from memhooks.log import log_exception
 
         log_exception("spawn ingest")
@@ -141,6 +147,7 @@ def spawn_ingest(db: str) -> bool:
 
 
 def post_tool_use() -> int:
+    # lazy: the log only when something failed
     try:
         db, _ = _journal_stdin("PostToolUse")
         spawn_ingest(db)
@@ -149,7 +156,7 @@ def post_tool_use() -> int:
             from memhooks.log import log_exception
 
             log_exception("post-tool-use")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - not even its log
             pass
     return 0
 
@@ -162,6 +169,7 @@ def _ensure_python() -> str | None:
     root = os.environ.pop("MEMHOOKS_BOOTSTRAP_ROOT", "")
     if not state or not root:
         return None
+    # lazy: bootstrap only in plugin mode (the shim set the variables above)
     from memhooks import bootstrap
 
     root = os.path.abspath(root)
@@ -187,6 +195,7 @@ def _import_offer(state: str, root: str, full: str | None, status: str) -> str |
     plugin's store and python."""
     if status not in ("ok", "building") or os.path.exists(os.path.join(state, IMPORT_OFFER)):
         return None
+    # lazy: once per plugin install; bootstrap, shlex and config only then
     from memhooks import bootstrap
 
     if os.path.exists(os.path.join(state, bootstrap.NOTICE_VENV_FAILED)):
@@ -209,6 +218,7 @@ def _import_offer(state: str, root: str, full: str | None, status: str) -> str |
 
 
 def _has_dependencies() -> bool:
+    # lazy: importlib.util only off the SessionStart fast path
     import importlib.util
 
     return all(importlib.util.find_spec(m) is not None for m in ("httpx", "pydantic"))
@@ -217,6 +227,7 @@ def _has_dependencies() -> bool:
 def _warm_output(db: str, project: str, after_warm) -> str | None:
     """Lockfiles changed (or tier1 is incomplete): scan and resolve. In this process when it
     has the dependencies, else in the python that has them, within the hook's time."""
+    # lazy: the warm (scan, resolve) or a subprocess only when the fast path had no answer
     if _has_dependencies():
         from memhooks.warm.fastpath import session_start_output
 
@@ -245,6 +256,7 @@ WARM_TIMEOUT_S = 8.0  # inside the hooks.json timeout (10 s) with room for the r
 def _with_notice(out: str | None, notice: str | None) -> str | None:
     if not notice:
         return out
+    # lazy: json (re, enum) only for the rare notice
     import json
 
     data = {}
@@ -261,6 +273,8 @@ def session_start(after_warm=None) -> int:
     insert), then answers: from tier1 when the lockfiles are unchanged, else scan and
     resolve (the python with the dependencies does that). One JSON object on stdout every
     time. An ingester is started only when there is work for one besides this event."""
+    # lazy: hot path (`python -I -S`); config, files and the fast path load here, the warm
+    # and the status note only when needed, the log only on failure
     out = notice = None
     try:
         from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
@@ -310,6 +324,7 @@ def session_warm(after_warm=None) -> int:
     JSON object (or nothing). A python without them does nothing (no doomed API attempt)."""
     if not _has_dependencies():
         return 0
+    # lazy: run by the python with the dependencies; the warm loads only here
     try:
         from memhooks.config import db_path, project_dir
         from memhooks.warm.fastpath import session_start_output
@@ -318,11 +333,11 @@ def session_warm(after_warm=None) -> int:
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
 
             log_exception("session-warm")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - not even its log
             pass
     return 0

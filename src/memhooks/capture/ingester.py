@@ -8,13 +8,13 @@ import os
 import sqlite3
 
 from memhooks.config import db_path
+from memhooks.log import log_exception
+from memhooks.store import health
+from memhooks.store.connect import closing, connect
+from memhooks.store.queries import has_pending
 
 
 def _has_pending(db: str) -> bool:
-    # lazy: the store and ingest code load only once this process holds the lock
-    from memhooks.store.connect import closing, connect
-    from memhooks.store.queries import has_pending
-
     with closing(connect(db)) as conn:
         return has_pending(conn)
 
@@ -24,14 +24,10 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
     journal) and pass again."""
     for attempt in (1, 2):
         try:
-            from memhooks.store.connect import closing
-
             with closing(connect(db)) as conn:
                 ingest_pending(conn, db)
             return
         except sqlite3.DatabaseError as exc:
-            from memhooks.store import health
-
             if attempt == 2 or not health.is_corruption(exc) or not health.heal(db, str(exc)):
                 raise
 
@@ -53,9 +49,8 @@ def main(args: list[str], after_ingest=None) -> int:
             os.close(fd)
             return 0
         try:
-            from memhooks.ingest.pipeline import ingest_pending
-            from memhooks.store import health
-            from memhooks.store.connect import connect
+            # pydantic, which the check above found: only once this process holds the lock
+            from memhooks.ingest.pipeline import ingest_pending  # noqa: PLC0415 - lazy: see above
 
             if health.due(db):
                 health.check_now(db)  # at most once an interval, never on a hook's path
@@ -75,8 +70,6 @@ def main(args: list[str], after_ingest=None) -> int:
             os.close(fd)
         if after_ingest is not None:
             after_ingest(db, background)
-    except BaseException:  # noqa: BLE001
-        from memhooks.log import log_exception
-
+    except BaseException:  # noqa: BLE001 - a detached process: log it, exit 0, no traceback
         log_exception("ingest")
     return 0

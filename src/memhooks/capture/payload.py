@@ -3,6 +3,7 @@ cap, redacted, cut to a stub when over the cap, or reduced to metadata for a too
 does not capture. memhooks.store.journal writes it."""
 
 from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
+from memhooks.files import read_capped as _read_capped
 from memhooks.store.journal import TOOL_HOOKS
 
 _SCAN_NAME_BYTES = 512
@@ -10,9 +11,7 @@ _SCAN_NAME_BYTES = 512
 
 def read_capped(stream, cap: int = MAX_EVENT_BYTES) -> tuple[bytes, int]:
     """Read up to `cap` bytes; drain and count the rest. Returns (data, total)."""
-    from memhooks.files import read_capped as read
-
-    return read(stream, cap)
+    return _read_capped(stream, cap)
 
 
 def _as_text(raw: bytes) -> str:
@@ -21,7 +20,9 @@ def _as_text(raw: bytes) -> str:
 
 def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     """(payload text, error) for a raw payload: redacted, or a stub when too big."""
-    from memhooks.redact import redact_bytes  # here: SessionStart reads stdin before it forks
+    # lazy (hot path, `python -I -S`): the redaction rules only for a payload journaled
+    # whole (a metadata-only call never loads them); json (re, enum) only for a stub
+    from memhooks.redact import redact_bytes
 
     if total > MAX_EVENT_BYTES:
         import json
@@ -39,7 +40,7 @@ def _tool_name_scan(raw: bytes):
     `"tool_name":` is a key. Exactly one such key with a plain string value is the answer;
     anything else (none, several, escapes in the value) asks for a real parse."""
     key = b'"tool_name"'
-    hits = []
+    hits: list[int] = []
     start = 0
     while len(hits) < 2:
         i = raw.find(key, start)
@@ -72,6 +73,7 @@ def tool_name_of(raw: bytes) -> str | None:
     found, name = _tool_name_scan(raw)
     if found:
         return name
+    # lazy: json (re, enum) only when the byte scan is unsure
     import json
 
     try:
@@ -87,6 +89,8 @@ def metadata_only(raw: bytes, total: int, hook_event_name: str | None) -> str | 
     content (tool name, size, hash). None when the call is captured (or is no tool call)."""
     if hook_event_name not in TOOL_HOOKS:
         return None
+    # lazy: the tool list only for tool hooks; hashlib, json, sqltext only for a call
+    # journaled as metadata
     from memhooks.tools import is_captured
 
     name = tool_name_of(raw)

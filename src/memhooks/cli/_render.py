@@ -66,13 +66,26 @@ def _not_asked(result) -> list:
             if r.how in ("unresolved", "api-error", "api-timeout", "api-rate-limited") and not r.library_id]
 
 
+def _shown_id(library_id) -> str:
+    """A library ID for the terminal: itself in the Context7 grammar, `-` for none, else withheld."""
+    from memhooks.names import checked_library_id
+
+    if not library_id:
+        return "-"
+    return checked_library_id(library_id) or "(malformed ID withheld)"
+
+
 def warm_rows(entries) -> list[str]:
-    """One line per library: name@version (or unpinned), the library ID or -, a status word."""
-    labels = [f"{r.name}@{r.version or 'unpinned'}" for r in entries]
+    """One line per library: name@version (or unpinned), the library ID or -, a status word
+    (every stored or outside value through memhooks.egress.one_line or the ID grammar)."""
+    from memhooks.egress import one_line
+
+    labels = [one_line(f"{r.name}@{r.version or 'unpinned'}", 120) for r in entries]
+    ids = [_shown_id(r.library_id) for r in entries]
     width = min(44, max((len(x) for x in labels), default=0))
-    idw = min(40, max((len(r.library_id or "-") for r in entries), default=1))
-    return [f"{label:<{width}}  {(r.library_id or '-'):<{idw}}  {WARM_STATUS.get(r.how, r.how)}"
-            for label, r in zip(labels, entries, strict=True)]
+    idw = min(40, max((len(x) for x in ids), default=1))
+    return [f"{label:<{width}}  {lid:<{idw}}  {WARM_STATUS.get(r.how, r.how)}"
+            for label, lid, r in zip(labels, ids, entries, strict=True)]
 
 
 def warm_entries(result) -> list[dict]:
@@ -94,13 +107,15 @@ def warm_json(project: str, result) -> dict:
 
 def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
     """(stdout lines, stderr lines) for `memhooks warm`: a row per library, then the summary."""
+    from memhooks.egress import one_line
+
     out = []
     waiting = _not_asked(result) if (result.api_fault or result.unreachable or result.rate_limited) else []
     shown = [r for r in result.entries if r not in waiting]
     for line, r in zip(warm_rows(shown), shown, strict=True):
         # One fault for the whole run is said once, below; other causes stand on their row.
         own = r.cause and not r.library_id and not result.api_fault
-        out.append(line + (f" — {r.cause}" if own else ""))
+        out.append(line + (f" — {one_line(r.cause, 200)}" if own else ""))
     n_files, n_req = len(result.scanned_files), result.api_requests
     out.append(f"{len(result.resolved)}/{len(result.entries)} resolved from {n_files} "
                f"file{_s(n_files)} in {result.seconds:.2f}s "

@@ -44,7 +44,18 @@ def cache_lookup(name, project, as_json):
         if as_json:
             echo_json("cache lookup", {"name": name, "hit": False})
         sys.exit(1)
-    echo_json("cache lookup", {**hit, "hit": True}) if as_json else click.echo(hit["library_id"])
+    from memhooks.egress import safe_json
+    from memhooks.names import checked_library_id
+
+    library_id = checked_library_id(hit["library_id"])  # egress: printed only in its grammar
+    if library_id is None:
+        if as_json:
+            echo_json("cache lookup", {"name": name, "hit": False})
+        sys.exit(1)
+    if as_json:
+        echo_json("cache lookup", {**safe_json(hit), "library_id": library_id, "hit": True})
+    else:
+        click.echo(library_id)
 
 
 @cache.command("lookup-docs")
@@ -62,10 +73,13 @@ def cache_lookup_docs(library_id, topic, as_json):
         if as_json:
             echo_json("cache lookup-docs", {**key, "hit": False})
         sys.exit(1)
+    from memhooks.egress import defuse
+
+    body = defuse(hit[1])  # egress: control codes out, fence look-alikes defused (as lc-cache-lookup-docs)
     if as_json:
-        echo_json("cache lookup-docs", {**key, "hit": True, "document_id": hit[0], "content": hit[1]})
+        echo_json("cache lookup-docs", {**key, "hit": True, "document_id": hit[0], "content": body})
     else:
-        sys.stdout.write(hit[1])
+        sys.stdout.write(body)
 
 
 @cache.command("write")

@@ -6,13 +6,20 @@ the captured docs. Precision comes first, so there is no fuzzy matching beyond
 the stemmer and a shared prefix of five or more letters.
 """
 
-_RES = []
+from __future__ import annotations
+
+TYPE_CHECKING = False  # `re` (and `enum`) load in _res() on first use: here for annotations only
+if TYPE_CHECKING:
+    import re
+
+_RES: list[re.Pattern[str]] = []
 
 
-def _res():
+def _res() -> list[re.Pattern[str]]:
     """(word, snippet separator, heading) patterns, compiled on first use: `re` (and `enum`)
     is the largest import of a hook run, and a query alone is split without it."""
     if not _RES:
+        # lazy: the PreToolUse serve decision runs under `python -I -S` (see the docstring)
         import re
 
         _RES.extend((re.compile(r"[^\W_]+"),
@@ -103,7 +110,7 @@ def stems(text: str, heads: set[str] | None = None) -> set[str]:
     return {stem(w) for w in distinct}
 
 
-def query_stems(query: str, ignore: set[str] = frozenset()) -> list[str]:
+def query_stems(query: str, ignore: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The content words of a question, stemmed, in order, without duplicates."""
     out: list[str] = []
     for tok in _tokens(query):

@@ -261,7 +261,10 @@ def _cmd_lookup(args: list[str]) -> None:
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
-    library_id = hit["library_id"] if hit else None
+    from memhooks.names import checked_library_id
+
+    # egress: an ID is printed only in its grammar (anything else is a miss)
+    library_id = checked_library_id(hit["library_id"]) if hit else None
     note(db, "tier1", "hit" if library_id else "miss", project, origin=_reader())
     if library_id:
         _emit(library_id)
@@ -280,7 +283,11 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
     note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
-        sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
+        from memhooks.egress import defuse
+
+        # The seed's contract prints the body as it was written (no fence around it), through
+        # egress: control codes and ESC sequences removed, fence look-alike lines defused.
+        sys.stdout.buffer.write(defuse(hit[1]).encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
 
 

@@ -98,9 +98,10 @@ def _s(value, limit: int = 2000) -> str:
     return value.strip() if isinstance(value, str) and len(value) <= limit else ""
 
 
-def _q(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return dumps_str(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+def _q(text, limit: int = 160) -> str:  # a value in the header: its checked one-line form, quoted
+    from memhooks.egress import one_line
+
+    return dumps_str(one_line(text, limit))
 
 
 def _served_head(what: str, when: str, asked: str) -> str:
@@ -108,12 +109,12 @@ def _served_head(what: str, when: str, asked: str) -> str:
             f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
 
 
-def _wrap(head: str, body: str, max_chars: int) -> str:
-    from memhooks.recall.render import REFERENCE_NOTE, fence
+def _wrap(head: str, body: str, max_chars: int) -> str:  # stored text: fenced, or in head via _q
+    from memhooks.egress import REFERENCE_NOTE, clean, fence
 
     if len(body) > max_chars:
         body = body[:max_chars].rstrip() + "\n[memhooks: cut here; repeat the call for the full text]"
-    return f"{head}\n{REFERENCE_NOTE}\n{fence(body)}"
+    return f"{clean(head)}\n{REFERENCE_NOTE}\n{fence(body)}"
 
 
 # ----------------------------------------------------------------------------- library IDs

@@ -343,8 +343,7 @@ def _safe_url(url: str) -> str:
 def check_context7() -> Check:
     if config.offline():
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
-    # lazy: pulls pydantic and httpx, for the network check only
-    from memhooks.warm.context7_api import probe
+    from memhooks.warm.context7_api import probe  # noqa: PLC0415 - lazy: pydantic and httpx, for this network check only
 
     shown = _safe_url(config.context7_api_url())
     auth = " (with CONTEXT7_API_KEY)" if os.environ.get("CONTEXT7_API_KEY", "").strip() else ""
@@ -401,6 +400,6 @@ def check_team() -> Check:
     try:
         with closing(connect(config.db_path())) as conn:
             status, detail = doctor_check(conn, network=not config.offline())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - network, auth, driver errors alike: doctor reports, never raises
         return Check("team", "warn", f"cannot check the team store: {type(exc).__name__}")
     return Check("team", status, detail)

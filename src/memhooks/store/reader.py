@@ -30,6 +30,7 @@ def file_uri(path: str) -> str:
 def is_current(conn: sqlite3.Connection) -> bool:
     """Whether the projections have every migration (one pragma read). A hot path treats a
     store that is not current as having nothing; the ingester migrates it."""
+    # lazy: the migration list loads only for a reader that checks the schema (a leaf module)
     from memhooks.store.migrations import SCHEMA_VERSION
 
     return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION
@@ -45,6 +46,5 @@ class closing:
     def __enter__(self) -> sqlite3.Connection:
         return self.conn
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> None:
         self.conn.close()
-        return False

@@ -54,7 +54,8 @@ def member_id(conn) -> str:
     mid = uuid.uuid4().hex
     conn.execute("INSERT OR IGNORE INTO team_state (key, value, updated_at) VALUES ('member_id', ?, ?)",
                  (mid, time.time()))
-    return get_state(conn, "member_id")["value"]
+    row = get_state(conn, "member_id")  # ours, or another process's that won the insert
+    return row["value"] if row else mid
 
 
 def bind_team(conn, team_id: str) -> bool:
@@ -77,7 +78,7 @@ def backoff_until(conn, op: str, now: float | None = None) -> tuple[float, str] 
     now = time.time() if now is None else now
     try:
         row = get_state(conn, f"backoff.{op}")
-    except Exception:  # noqa: BLE001 - a store from before team sync
+    except sqlite3.Error:  # a store from before team sync (no team_state table)
         return None
     if row and row["until"] and row["until"] > now:
         return row["until"], row["value"] or "failed"
@@ -157,7 +158,7 @@ def document_projects(conn, doc_ids: list[int]) -> dict[int, set[str]]:
         chunk = doc_ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         for row in _rows(
-                conn, f"SELECT document_id, project FROM captures WHERE document_id IN ({marks})"  # noqa: S608
+                conn, f"SELECT document_id, project FROM captures WHERE document_id IN ({marks})"
                 f" UNION SELECT id, project FROM documents WHERE id IN ({marks})", (*chunk, *chunk)):
             if row["project"]:
                 out.setdefault(row["document_id"], set()).add(row["project"])
@@ -181,7 +182,7 @@ _LIB_COLS = ("library_id", "title", "description", "code_snippets", "reputation"
 def libraries_after(conn, mark, limit: int) -> list[dict]:
     ts, key = mark if mark else (-1.0, "")
     rows = _rows(
-        conn, f"SELECT {', '.join(_LIB_COLS)} FROM libraries WHERE (last_seen, library_id) > (?, ?)"  # noqa: S608
+        conn, f"SELECT {', '.join(_LIB_COLS)} FROM libraries WHERE (last_seen, library_id) > (?, ?)"
         " ORDER BY last_seen, library_id LIMIT ?", (ts, key, limit)).fetchall()
     return [dict(r) for r in rows]
 
@@ -194,7 +195,7 @@ def tier1_after(conn, mark, limit: int) -> list[dict]:
     ts, project, key = mark if mark else (-1.0, "", "")
     marks = ",".join("?" * len(PUSH_ORIGINS))
     rows = _rows(
-        conn, f"SELECT {', '.join(_T1_COLS)} FROM tier1 WHERE origin IN ({marks})"  # noqa: S608
+        conn, f"SELECT {', '.join(_T1_COLS)} FROM tier1 WHERE origin IN ({marks})"
         " AND (resolved_at, project, name_key) > (?, ?, ?)"
         " ORDER BY resolved_at, project, name_key LIMIT ?",
         (*PUSH_ORIGINS, ts, project, key, limit)).fetchall()
@@ -232,7 +233,7 @@ def _hashes_in(conn, table: str, hashes: list[str]) -> set[str]:
         chunk = hashes[start:start + 500]
         marks = ",".join("?" * len(chunk))
         found.update(r["content_hash"] for r in _rows(
-            conn, f"SELECT content_hash FROM {table} WHERE content_hash IN ({marks})", chunk))  # noqa: S608
+            conn, f"SELECT content_hash FROM {table} WHERE content_hash IN ({marks})", chunk))
     return found
 
 

@@ -16,11 +16,14 @@ from memhooks.warm.context import (
     build_context,
     hook_json,
     note_of,
+    status_note,
 )
 
 
 def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
+    # lazy (hot path, SessionStart under -I -S; so in every function here): the store's
+    # code loads only once there is a store to read.
     from memhooks.names import normalize
     from memhooks.store.queries import project_tier1
 
@@ -42,6 +45,7 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
+    # lazy: queries and fingerprinting once a store is open; config only when tier1 is short
     from memhooks.store.queries import api_retry_row, document_count, warm_state
     from memhooks.warm.fingerprint import fingerprint
 
@@ -69,6 +73,7 @@ def fast_output(db: str, project: str) -> str | None:
     or None when a warm is needed. The store is opened read-only."""
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
+    # lazy: sqlite3 and the reader only when there is a project and a store file
     import sqlite3
 
     from memhooks.store.reader import closing, connect_reader, is_current
@@ -88,13 +93,12 @@ def status_output(db: str, project: str | None = None) -> str:
     """The hook's JSON when no warm answer is available (no project, the warm failed or ran
     out of time): what is cached and whether Context7 is rate-limited. Never raises."""
     context = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
+    # lazy: the store and the status note only for this fallback
     try:
         from memhooks.store.connect import closing, connect, is_current
 
         with closing(connect(db, migrate=False)) as conn:  # also on the hot path: no migrating
             if is_current(conn):
-                from memhooks.warm.context import status_note
-
                 context = build_context([], note=status_note(conn, time.time()))
     except Exception:  # noqa: BLE001 - a hook never breaks the session (the note above stays)
         pass
@@ -104,6 +108,7 @@ def status_output(db: str, project: str | None = None) -> str:
 def session_start_output(db: str, project: str, after_warm=None) -> str:
     """One JSON object for the SessionStart hook, every time. `after_warm(db, project)` is
     the caller's work after a warm that ran (memhooks._launch: a detached team pull)."""
+    # lazy: the read-write store, and the full warm (scan, API) only off the fast path
     from memhooks.store.connect import closing, connect
 
     if not project or not os.path.isdir(project):

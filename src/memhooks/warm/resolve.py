@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass, field
 
 from memhooks import config
+from memhooks.egress import one_line
 from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
-from memhooks.recall.render import one_line
 from memhooks.store import queries
 from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
@@ -208,7 +208,7 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         else:
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
-            if found:
+            if known and found:
                 r.library_id, r.how = found, "warm-local"
                 r.cached = known.get("origin") != "libraries"  # another project's tier1
         entries.append(r)
@@ -243,8 +243,7 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
         for r in todo:
             r.cause = "no time left in this session's budget; asked next time"
         return None
-    # lazy: pulls pydantic and httpx, only when the Context7 API is asked
-    from memhooks.warm.context7_api import search_many
+    from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
     run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
@@ -286,8 +285,9 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                                trust_score=_float(res.get("trustScore")),
                                benchmark_score=_float(res.get("benchmarkScore")),
                                versions=list(res.get("versions") or []), now=now)
-            idx, how = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
-            r.library_id, r.how = answer.results[idx]["id"], "warm-api"
+            picked = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
+            if picked is not None:  # None: no results (an answer never says found so)
+                r.library_id, r.how = answer.results[picked[0]]["id"], "warm-api"
         elif answer.status != "not-found":
             r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
             r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
@@ -328,7 +328,7 @@ def upsert_tier1(conn, **row) -> bool:
 def _record_tier1(conn, project: str, entries: list[Resolved], now: float) -> None:
     """tier1 for names this warm resolved; a fresh entry learns the current version."""
     for r in entries:
-        if r.how in ("warm-local", "warm-api"):
+        if r.how in ("warm-local", "warm-api") and r.library_id:  # set together
             r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
             upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                          library_id=r.library_id, version=r.version, versioned_id=r.versioned_id,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text, stripped_str
@@ -19,12 +19,13 @@ from memhooks.ingest.records import (
     AdapterResult,
     DocumentRecord,
     LibraryRecord,
+    SourceTool,
     Tier1Record,
     Tier2Record,
 )
 from memhooks.names import pick_library
 
-SOURCE_TOOL = "context7"
+SOURCE_TOOL: SourceTool = "context7"
 
 # Keys accepted for the library ID, in order, per tool.
 QUERY_DOCS_ID_KEYS = ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName")
@@ -249,7 +250,8 @@ def _float(value: str | None) -> float | None:
     return None if f != f or f < 0 else f  # NaN / -1 sentinels
 
 
-def choose_library(name: str, libraries: list[LibraryRecord]) -> tuple[LibraryRecord, str] | None:
+def choose_library(name: str, libraries: list[LibraryRecord]
+                   ) -> tuple[LibraryRecord, Literal["exact", "first"]] | None:
     """The disambiguation rule (names.pick_library): exact title or ID tail, else first."""
     picked = pick_library(name, [(lib.library_id, lib.title) for lib in libraries])
     if picked is None:

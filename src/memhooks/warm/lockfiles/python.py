@@ -8,7 +8,7 @@ import re
 import tomllib
 from collections.abc import Callable
 
-from memhooks.warm.lockfiles import Dep, Manifest, dedupe, make_dep
+from memhooks.warm.lockfiles import Dep, Manifest, dedupe, make_dep, table
 from memhooks.warm.lockfiles import key_for as normalize
 from memhooks.warm.lockfiles.pep508 import (
     _OPT_TAIL,
@@ -89,7 +89,7 @@ def parse_requirements(
         seen.add(rel)
         try:
             sub = reader(rel)
-        except Exception:
+        except (OSError, ValueError):  # unreadable, not UTF-8, a NUL in the path: left out
             sub = None
         if sub is None:
             return
@@ -193,7 +193,7 @@ def _poetry_spec(val) -> tuple[str | None, bool]:
     if isinstance(val, str):
         return val, False
     if isinstance(val, list):
-        specs = [v.get("version") for v in val if isinstance(v, dict) and isinstance(v.get("version"), str)]
+        specs = [v["version"] for v in val if isinstance(v, dict) and isinstance(v.get("version"), str)]
         return (" || ".join(specs) or None), False
     if isinstance(val, dict):
         if "path" in val:
@@ -244,7 +244,7 @@ def _pep508_list(items, kind: str, path: str, out: list[Dep], min_py: tuple[int,
 def read_pyproject(text: str, path: str) -> Manifest:
     data = tomllib.loads(text)
     out: list[Dep] = []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    project = table(data, "project")
     name = project.get("name") if isinstance(project.get("name"), str) else None
     min_py = _min_python(project.get("requires-python"))
     _pep508_list(project.get("dependencies"), "runtime", path, out, min_py)
@@ -268,8 +268,8 @@ def read_pyproject(text: str, path: str) -> Manifest:
         for g in groups:
             expand(g, ())
 
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    tool = table(data, "tool")
+    poetry = table(tool, "poetry")
     if poetry:
         if name is None and isinstance(poetry.get("name"), str):
             name = poetry["name"]
@@ -292,14 +292,14 @@ def read_pyproject(text: str, path: str) -> Manifest:
 
     members: list[str] = []
     exclude: list[str] = []
-    uv = tool.get("uv") if isinstance(tool.get("uv"), dict) else {}
+    uv = table(tool, "uv")
     if uv:
         _pep508_list(uv.get("dev-dependencies"), "dev", path, out)
         ws = uv.get("workspace")
         if isinstance(ws, dict):
             members = [m for m in ws.get("members") or [] if isinstance(m, str)]
             exclude = [m for m in ws.get("exclude") or [] if isinstance(m, str)]
-    pdm = tool.get("pdm") if isinstance(tool.get("pdm"), dict) else {}
+    pdm = table(tool, "pdm")
     if isinstance(pdm.get("dev-dependencies"), dict):
         for items in pdm["dev-dependencies"].values():
             _pep508_list(items, "dev", path, out)
@@ -390,7 +390,7 @@ def parse_uv_lock(text: str, path: str) -> list[Dep]:
     local: set[str] = set()
     roots = []
     for p in pkgs:
-        src = p.get("source") if isinstance(p.get("source"), dict) else {}
+        src = table(p, "source")
         key = normalize(p["name"], ECO)
         if "editable" in src or "virtual" in src or "workspace" in src:
             local.add(key)
