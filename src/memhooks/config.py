@@ -25,13 +25,18 @@ def _env_num(name: str, default: float, cast=float):
 
 
 def user_data_dir() -> str:
-    """Same answer as platformdirs.user_data_dir('memhooks') without importing it."""
+    """Same answer as platformdirs.user_data_dir('memhooks') without importing it (but a
+    relative or `~` XDG_DATA_HOME is read as the XDG rule asks)."""
     if sys.platform == "darwin":
         return os.path.join(os.path.expanduser("~/Library/Application Support"), APP)
     if sys.platform.startswith("win"):
         base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
         return os.path.join(base, APP, APP)
-    base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
+    # A relative XDG_DATA_HOME is ignored (the XDG rule; relative to a hook's working folder,
+    # it would put the store inside a project), as bin/_python.sh does.
+    base = os.path.expanduser(os.environ.get("XDG_DATA_HOME", "").strip())
+    if not base or not os.path.isabs(base):
+        base = os.path.expanduser("~/.local/share")
     return os.path.join(base, APP)
 
 
@@ -96,7 +101,8 @@ def store_exists(db: str | None = None) -> bool:
     """Whether anything was ever stored: the projections file, or a journal a capture hook
     wrote before any ingest. Read commands open (and so create) a store only then."""
     db = db or db_path()
-    return os.path.isfile(db) or os.path.isfile(journal_path(db))
+    # (anything there: a directory in the file's place is damage the opening heals)
+    return os.path.exists(db) or os.path.exists(journal_path(db))
 
 
 def log_path(db: str | None = None) -> str:
