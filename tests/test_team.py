@@ -165,17 +165,22 @@ def test_a_captures_b_pulls_then_looks_up_and_searches_locally(members, team_url
     # Local from now on: lc-cache-lookup, lc-cache-lookup-docs and search, with no team URL at all.
     offline = {**b.env}
     offline.pop("MEMHOOKS_TEAM_URL")
+    # Nothing on B confirms the team's `react` -> ID (B never resolved it): a team suggestion,
+    # shown as unverified at SessionStart, never printed as an answer (docs/team.md, Team trust).
     look = run(["bash", BIN / "lc-cache-lookup", "react"], env=offline)
-    assert look.stdout.decode().strip() == "/facebook/react"
+    assert look.stdout.decode().strip() == ""
+    assert b.rows("SELECT matched FROM tier1 WHERE name_key = 'react'") == [("team-suggestion",)]
     docs = run(["bash", BIN / "lc-cache-lookup-docs", "/facebook/react", "useEffect cleanup function"], env=offline)
     assert "connection.disconnect()" in docs.stdout.decode()
     found = run([sys.executable, "-m", "memhooks.cli.main", "search", "disconnect", "--json"], env=offline)
     results = json.loads(found.stdout)["results"]
     assert results and results[0]["library_id"] == "/facebook/react"
     assert results[0]["citation"] == "[react via context7]"
-    # The next SessionStart answers from tier1 (fast path) with the team's ID.
+    # The next SessionStart names the team's ID as a suggestion, unverified.
     again = b.hook("session-start", json.dumps(start))
-    assert "/facebook/react" in json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- react → /facebook/react (suggested by the team store, unverified)" in context
+    assert "Context7 library IDs for this project" not in context
 
 
 def test_search_team_fences_and_cites_like_local_results(members, team_url):

@@ -292,7 +292,7 @@ def admit_library(*, library_id, title=None, origin, description=None, code_snip
     }
 
 
-MATCHED = ("exact", "first", "none", "write", "team", "warm", "error")
+MATCHED = ("exact", "first", "none", "write", "team", "team-suggestion", "warm", "error")
 TIER1_ORIGINS = ("capture", "write", "warm-local", "warm-api")
 
 

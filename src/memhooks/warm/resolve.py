@@ -55,6 +55,7 @@ class Resolved:
     how: str = "unresolved"
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
+    suggested: str | None = None  # an unverified team suggestion, shown as such when unresolved
 
 
 @dataclass
@@ -162,8 +163,9 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         note = status_note(conn, now, documents=not any(r.library_id for r in chosen))
     result.entries = chosen
     result.context = build_context([
-        {"name": r.name, "ecosystem": r.ecosystem, "version": r.version, "library_id": r.library_id,
-         "versioned_id": r.versioned_id, "cached": r.cached} for r in chosen], note=note)
+        {"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
+         "library_id": r.library_id or r.suggested, "versioned_id": r.versioned_id, "cached": r.cached,
+         "suggested": not r.library_id and bool(r.suggested)} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
 
@@ -189,6 +191,9 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
         row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
         lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
+        if row is not None and matched == "team-suggestion":
+            # unverified (memhooks.team.pull): resolved as if absent; shown only if nothing else answers
+            r.suggested, row, lid, matched = checked_library_id(lid), None, None, None
         if row is not None and retry_unreachable and lid is None and matched == "error":
             row = None  # a warm a person asked for retries recent failures
         if row is not None and lid is not None and checked_library_id(lid) is None:
