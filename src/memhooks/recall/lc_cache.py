@@ -161,8 +161,8 @@ def _open_read(db: str):
 
     from memhooks.store.reader import connect_reader, is_current
 
-    if not os.path.isfile(db):
-        return None
+    if not os.path.lexists(db):
+        return None  # no store yet (a directory or other non-file there is damage: healed below)
     try:
         conn = connect_reader(db)
         try:
