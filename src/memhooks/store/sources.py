@@ -17,6 +17,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from memhooks.store.admission import Refused
 from memhooks.store.projections import upsert_document
 from memhooks.store.sqlite_file import transaction
 
@@ -24,20 +25,6 @@ SOURCE_TOOL = "web"
 TOOL = "memhooks-add"
 PROVENANCE = "added"
 STATUSES = ("ok", "gone", "error", "not-text", "refused", "forgotten")
-
-try:  # admission (memhooks.store.admission) raises Refused from the writers
-    from memhooks.store.admission import Refused
-except ImportError:  # pragma: no cover - a tree from before admission
-    class Refused(Exception):  # type: ignore[no-redef]
-        reason = ""
-
-
-def _writer_kw() -> dict:
-    import inspect
-
-    params = inspect.signature(upsert_document).parameters
-    return {"provenance": PROVENANCE} if "provenance" in params else {}
-
 
 COLUMNS = ("url, root, site, kind, title, library_id, version, etag, last_modified, content_hash,"
            " document_id, bytes, wire_bytes, added_at, fetched_at, checked_at, status, error")
@@ -114,9 +101,9 @@ def save_page(conn, *, url: str, root: str, site: str, kind: str, title: str | N
             doc_id, _created = upsert_document(
                 conn, project="", source=url, source_tool=SOURCE_TOOL, tool=TOOL, content=text,
                 title=title, type=doc_type, url=url, library_id=library_id, version=version,
-                metadata={"root": root}, now=now, **_writer_kw())
+                metadata={"root": root}, now=now, provenance=PROVENANCE)
         except Refused as exc:
-            reason = getattr(exc, "reason", "") or str(exc)
+            reason = exc.reason
             _put(conn, url=url, root=root, site=site, kind=kind, title=title, library_id=library_id,
                  version=version, status="refused", error=reason[:300], now=now, checked=True,
                  wire_bytes=wire_bytes)
