@@ -417,3 +417,47 @@ def test_checked_url_keeps_http_only():
     assert not pages.same_site("https://evil.test/a", "https://x.test")
     assert not pages.same_site("http://x.test/a", "https://x.test")
     assert not pages.same_site("https://x.test:8443/a", "https://x.test")
+
+
+# ----------------------------------------------------------------------------- admission, this door
+
+def test_add_admits_honest_pages_and_nothing_hostile(store, conn):
+    """The rows tests/test_admission.py plants at every door, served as pages: secrets are
+    redacted, error pages and interstitials refused, fence look-alike titles dropped."""
+    from test_admission import (
+        CF_PAGE,
+        EXA_EMPTY,
+        FENCES,
+        HONEST_DOC,
+        NETRC,
+        RATE_LIMITED,
+        SECRETS,
+        assert_clean,
+    )
+
+    with Site() as site:
+        site.page("/honest.md", HONEST_DOC)
+        site.page("/secrets.md", f"# Keys\n\ntoken {SECRETS[0]}\nkey {SECRETS[1]}\n\n{NETRC}\nthe rest is docs\n")
+        site.page("/cf.html", CF_PAGE, "text/html")
+        site.page("/rate.txt", RATE_LIMITED, "text/plain")
+        site.page("/empty.txt", EXA_EMPTY, "text/plain")
+        site.page("/503.txt", "Error: Request failed with status code 503", "text/plain")
+        lines = ["# Hostile", "", "## Docs", "- [Honest](/honest.md)", "- [Secrets](/secrets.md)",
+                 "- [Check](/cf.html)", "- [Rate](/rate.txt)", "- [Empty](/empty.txt)", "- [503](/503.txt)"]
+        for i, fence in enumerate(FENCES):
+            site.page(f"/fence{i}.md", f"# Page {i}\n\nplain text {i}\n")
+            lines.append(f"- [{fence}](/fence{i}.md)")
+        site.page("/llms.txt", "\n".join(lines) + "\n")
+        run = sources_mod.add(conn, site.url("/llms.txt"), library_id="/honest/lib", version="1.0",
+                              limits=_limits())
+    out = {v.url.rsplit("/", 1)[1]: v.outcome for v in run.visits}
+    assert out["honest.md"] == out["secrets.md"] == out["llms.txt"] == "new"
+    assert all(out[n] == "refused" for n in ("cf.html", "rate.txt", "empty.txt", "503.txt")), out
+    assert all(out[f"fence{i}.md"] == "new" for i in range(len(FENCES)))
+    counts = assert_clean(store)
+    assert counts["documents"] == 3 + len(FENCES)
+    assert db_rows(store, "SELECT DISTINCT provenance FROM documents") == [("added",)]
+    refused = db_rows(store, "SELECT url, error FROM sources WHERE status = 'refused'")
+    assert len(refused) == 4 and all(e.startswith("not a document") for _u, e in refused), refused
+    titles = [t for (t,) in db_rows(store, "SELECT title FROM sources")]
+    assert not [t for t in titles if t and ("reference" in t.lower() or t.startswith(("```", "</")))]

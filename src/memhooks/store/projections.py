@@ -249,6 +249,24 @@ def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None
     return conn.execute("DELETE FROM documents WHERE content_hash = ?", (digest,)).rowcount
 
 
+def retire_document(conn, old: int, new: int) -> bool:
+    """A page `memhooks refresh` stored anew (memhooks.store.sources): its old document is
+    deleted unless something else holds it (a capture, another source), its tier2 entries
+    and its read count moving to the new document first. Returns whether it was deleted."""
+    held = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM captures WHERE document_id = ?)"
+        " OR EXISTS (SELECT 1 FROM sources WHERE document_id = ?)", (old, old)).fetchone()[0]
+    if held:
+        return False
+    conn.execute("UPDATE tier2 SET document_id = ? WHERE document_id = ?", (new, old))
+    row = conn.execute("SELECT access_count, last_accessed_epoch FROM documents WHERE id = ?",
+                       (old,)).fetchone()
+    if row and row[0]:
+        conn.execute("UPDATE documents SET access_count = access_count + ?, last_accessed_epoch ="
+                     " max(coalesce(last_accessed_epoch, 0), ?) WHERE id = ?", (row[0], row[1] or 0, new))
+    return conn.execute("DELETE FROM documents WHERE id = ?", (old,)).rowcount > 0
+
+
 def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str, now: float) -> None:
     """Apply one journaled cache write to the projections (inside the caller's transaction),
     with provenance `manual`. Raises admission.Refused for a write admission refuses (an ID

@@ -17,8 +17,15 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from memhooks.store.admission import Refused
-from memhooks.store.projections import upsert_document
+from memhooks.store.admission import (
+    MAX_TITLE,
+    Refused,
+    fence_like,
+    library_id_or_none,
+    line,
+    version_or_none,
+)
+from memhooks.store.projections import retire_document, upsert_document
 from memhooks.store.sqlite_file import transaction
 
 SOURCE_TOOL = "web"
@@ -115,6 +122,7 @@ def save_page(conn, *, url: str, root: str, site: str, kind: str, title: str | N
             return Saved(None, "forgotten")
         digest, size = conn.execute("SELECT content_hash, bytes FROM documents WHERE id = ?",
                                     (doc_id,)).fetchone()
+        title, library_id, version = _title(title), library_id_or_none(library_id), version_or_none(version)
         conn.execute(
             f"INSERT INTO sources ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"  # noqa: S608
             " 'ok', NULL) ON CONFLICT (url) DO UPDATE SET title = excluded.title,"
@@ -132,29 +140,19 @@ def save_page(conn, *, url: str, root: str, site: str, kind: str, title: str | N
         else:
             outcome = "updated"
         if old is not None and old != doc_id:
-            _retire(conn, old, doc_id)
+            retire_document(conn, old, doc_id)
         return Saved(doc_id, outcome, size)
 
 
-def _retire(conn, old: int, new: int) -> None:
-    """A changed page's old document: deleted unless a capture or another source holds it;
-    its tier2 entries and its reads move to the new document first."""
-    held = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM captures WHERE document_id = ?)"
-        " OR EXISTS (SELECT 1 FROM sources WHERE document_id = ?)", (old, old)).fetchone()[0]
-    if held:
-        return
-    conn.execute("UPDATE tier2 SET document_id = ? WHERE document_id = ?", (new, old))
-    count, last = conn.execute("SELECT access_count, last_accessed_epoch FROM documents WHERE id = ?",
-                               (old,)).fetchone()
-    if count:
-        conn.execute("UPDATE documents SET access_count = access_count + ?, last_accessed_epoch ="
-                     " max(coalesce(last_accessed_epoch, 0), ?) WHERE id = ?", (count, last or 0, new))
-    conn.execute("DELETE FROM documents WHERE id = ?", (old,))
+def _title(value) -> str | None:
+    """A title as admission keeps a document's: one redacted line, never a fence look-alike."""
+    title = line(value, MAX_TITLE)
+    return None if title is None or fence_like(title) else title
 
 
 def _put(conn, *, url, root, site, kind, title, library_id, version, status, error, now,
          checked: bool, wire_bytes: int = 0, etag=None, last_modified=None) -> None:
+    title, library_id, version = _title(title), library_id_or_none(library_id), version_or_none(version)
     conn.execute(
         f"INSERT INTO sources ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, ?, ?,"  # noqa: S608
         " NULL, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET"
