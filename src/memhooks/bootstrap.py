@@ -63,18 +63,18 @@ def plugin_root():
     return os.path.dirname(os.path.dirname(here))
 
 
+def _abs_setting(name):  # a path setting read as memhooks.config does: None when unset or relative
+    path = os.path.expanduser(os.environ.get(name, "").strip())
+    return os.path.normpath(path) if os.path.isabs(path) else None
+
+
 def default_state_dir():
-    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the user data dir."""
-    env = os.environ
-    if env.get("CLAUDE_PLUGIN_DATA"):
-        return env["CLAUDE_PLUGIN_DATA"]
-    if env.get("MEMHOOKS_DB"):
-        db = env["MEMHOOKS_DB"]
-        return db.rsplit("/", 1)[0] if "/" in db else "."
-    home = env.get("HOME", os.path.expanduser("~"))
+    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the data dir."""
+    if _abs_setting("CLAUDE_PLUGIN_DATA") or _abs_setting("MEMHOOKS_DB"):
+        return _abs_setting("CLAUDE_PLUGIN_DATA") or os.path.dirname(_abs_setting("MEMHOOKS_DB"))
     if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Application Support", "memhooks")
-    return os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "memhooks")
+        return os.path.join(os.path.expanduser("~"), "Library", "Application Support", "memhooks")
+    return os.path.join(_abs_setting("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "memhooks")
 
 
 def _is_exe(path):

@@ -2,7 +2,8 @@
 
 SQLite says a file is damaged with SQLITE_CORRUPT ("database disk image is
 malformed": corrupted pages, a truncated file) or SQLITE_NOTADB ("file is not a
-database": a garbage header). Then:
+database": a garbage header); memhooks says so too when a directory (or a fifo, a
+socket) stands where a file should (memhooks.store.sqlite_file.NotRegularFile). Then:
 
 * the projections file (`memhooks.db`) is moved aside as
   `memhooks.db.corrupt-<UTC time>` (with its -wal/-shm) and a fresh one is
@@ -40,9 +41,15 @@ def is_corruption(exc) -> bool:
 
 def quick_check(path: str) -> str | None:
     """None when `path` (missing or empty counts as fine) passes PRAGMA quick_check,
-    else what is wrong. Read-only; never raises."""
+    else what is wrong (a directory or another non-file in its place, too). Read-only;
+    never raises."""
     import sqlite3
 
+    from memhooks.store.sqlite_file import not_regular
+
+    kind = not_regular(path)
+    if kind is not None:
+        return f"{kind} in place of the file"
     try:
         if not os.path.exists(path) or os.path.getsize(path) == 0:
             return None
@@ -275,8 +282,8 @@ def salvage_journals(db: str, budget_s: float = 5.0) -> int:
             if i.get("kind") == "journal" and i.get("moved_to") and i.get("moved_to") not in done]
     total = 0
     for moved in todo:
-        if not os.path.exists(moved):
-            continue
+        if not os.path.isfile(moved):
+            continue  # gone, or a directory that stood where the journal should be
         rows, readable = _salvage_one(db, moved, time.monotonic() + budget_s)
         total += rows
         record(db, kind="salvage", of=moved, rows=rows, complete=readable)

@@ -58,7 +58,36 @@ def _our_folder(path: str) -> bool:
     return True
 
 
+class NotRegularFile(sqlite3.DatabaseError):
+    """The store or journal path names a directory (or a fifo, a socket...): damage like a
+    file SQLite cannot read, healed the same way (memhooks.store.health moves it aside)."""
+
+    sqlite_errorcode = 26  # SQLITE_NOTADB: what memhooks.store.health.is_corruption looks for
+    sqlite_errorname = "SQLITE_NOTADB"
+
+
+def not_regular(path: str) -> str | None:
+    """What `path` is when it exists and is no regular file (a symlink counts as what it
+    points at), else None."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
 def prepare_file(path: str) -> None:
+    """The file's folder made (0700) and the file created (0600) when missing, both tightened
+    when looser. Raises NotRegularFile when `path` is a directory or another non-file."""
+    kind = not_regular(path)
+    if kind is not None:
+        raise NotRegularFile(f"file is not a database: {path} is {kind}, not a regular file")
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):
         from memhooks.files import make_private_dirs
