@@ -66,7 +66,8 @@ def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None)
     cells, broken only between words. A word longer than a line stands alone, unbroken."""
     subsequent = indent if subsequent is None else subsequent
     lines: list[str] = []
-    cur, used, lead = [], 0, indent
+    cur: list[str] = []
+    used, lead = 0, indent
     for word in text.split():
         w = cells(word)
         room = width - cells(lead)

@@ -205,7 +205,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         else:
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
-            if found and known.get("matched") == "first" and not agrees(dep.name, dep.ecosystem, found):
+            guess = known is not None and known.get("matched") == "first"
+            if found and guess and not agrees(dep.name, dep.ecosystem, found):
                 found = None  # an earlier first-result guess that is not this name: ask again
             if known and found:
                 r.library_id, r.how = found, "warm-local"
