@@ -133,3 +133,33 @@ def test_a_first_result_guess_from_elsewhere_is_not_reused(project, api, store):
     data = json.loads(run([*MEMHOOKS, "warm", "--json", project]).stdout)
     entry = next(e for e in data["entries"] if e["name"] == "fastapi")
     assert entry["how"] == "rejected" and entry["library_id"] is None
+
+
+def test_a_git_dependency_agrees_through_its_repository(store, tmp_path, httpserver, monkeypatch):
+    """A manifest that names the repository (a git dependency) vouches for an ID of that repo,
+    whatever the package is called; another repo's ID is still rejected."""
+    from memhooks.warm.rank import rank
+    from memhooks.warm.scan import scan_project
+
+    monkeypatch.setenv("CONTEXT7_API_URL", httpserver.url_for("/api"))
+    monkeypatch.delenv("MEMHOOKS_OFFLINE", raising=False)
+    answers = {"house-widgets": [("/acme/widget", "Widget toolkit")],
+               "house-charts": [("/facebook/react", "React")]}
+
+    def handler(request):
+        name = request.args.get("libraryName", "")
+        return Response(json.dumps({"results": [{"id": i, "title": t} for i, t in answers.get(name, [])]}),
+                        content_type="application/json")
+
+    httpserver.expect_request("/api/v2/libs/search").respond_with_handler(handler)
+    proj = tmp_path / "gitdeps"
+    proj.mkdir()
+    (proj / "package.json").write_text(json.dumps({"name": "app", "dependencies": {
+        "house-widgets": "git+https://github.com/Acme/widget.git#v2",
+        "house-charts": "github:acme/charts"}}))
+    ranked = {d.name: d.repository for d in rank(scan_project(str(proj)).deps)}
+    assert ranked == {"house-widgets": "acme/widget", "house-charts": "acme/charts"}
+    data = json.loads(run([*MEMHOOKS, "warm", "--json", proj]).stdout)
+    by = {e["name"]: e for e in data["entries"]}
+    assert by["house-widgets"]["library_id"] == "/acme/widget" and by["house-widgets"]["how"] == "warm-api"
+    assert by["house-charts"]["how"] == "rejected" and data["rejected"] == 1

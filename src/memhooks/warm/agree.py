@@ -14,8 +14,8 @@ back as `/facebook/react`). Warming keeps an answer only when it agrees with the
   non-generic word with `name` (`@tanstack/react-query` ~ `/tanstack/query`). The `@types`
   scope never does: type stubs are not the library (`@types/node` is never `/nodejs/node`);
 * the package's repository (a Go module path such as `github.com/gin-gonic/gin`, a
-  Composer name `vendor/package`, or a repository URL the lockfile gives) is the ID's
-  `/owner/repo`.
+  Composer name `vendor/package`, or the repository a manifest names for a git dependency,
+  `github:owner/repo` or `git+https://github.com/owner/repo.git`) is the ID's `/owner/repo`.
 
 Anything else is a rejection: left out, counted, never written to tier1 nor told to the agent.
 """
@@ -104,6 +104,9 @@ def agrees(name: str, ecosystem: str | None, library_id: str, title: str | None 
     key = normalize(name, ecosystem)
     for where in (repository, key if ecosystem in ("go", None) else None):
         found = repo_of_url(where)
+        if found is None and where is repository and where and where.count("/") == 1:
+            own, _, name_ = where.lower().partition("/")  # "owner/repo" (memhooks.warm.rank)
+            found = (own, name_)
         if found is not None and found == (owner, repo):
             return True
     if ecosystem == "composer" and key.count("/") == 1 and tuple(key.split("/")) == (owner, repo):

@@ -56,6 +56,7 @@ class Resolved:
     how: str = "unresolved"
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
+    repository: str | None = None  # "owner/repo" a manifest names (a git dependency)
 
 
 @dataclass
@@ -188,7 +189,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
     todo: list[Resolved] = []
     entries: list[Resolved] = []
     for dep in candidates:
-        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
+        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind,
+                     repository=dep.repository)
         row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
         lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
         if row is not None and retry_unreachable and lid is None and matched == "error":
@@ -206,7 +208,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
             guess = known is not None and known.get("matched") == "first"
-            if found and guess and not agrees(dep.name, dep.ecosystem, found):
+            if found and guess and not agrees(dep.name, dep.ecosystem, found,
+                                               repository=r.repository):
                 found = None  # an earlier first-result guess that is not this name: ask again
             if known and found:
                 r.library_id, r.how = found, "warm-local"
@@ -246,10 +249,10 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
     from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
-    ecosystems = {r.name: r.ecosystem for r in todo}
+    asked = {r.name: r for r in todo}
     run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
                       query_for=lambda n: f"{n} library documentation", on_answer=api_progress,
-                      accept=lambda n, results: _agreeing(n, ecosystems.get(n), results) is not None)
+                      accept=lambda n, results: _agreeing(asked[n], results) is not None)
     result.api_requests = run.requests
     result.rate_limited = run.retry_after_s is not None
     result.unreachable = run.unreachable
@@ -287,7 +290,7 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                                trust_score=_float(res.get("trustScore")),
                                benchmark_score=_float(res.get("benchmarkScore")),
                                versions=list(res.get("versions") or []), now=now)
-            picked = _agreeing(r.name, r.ecosystem, answer.results)
+            picked = _agreeing(r, answer.results)
             if picked is not None:
                 r.library_id, r.how = picked["id"], "warm-api"
             else:  # the search answered other libraries: nothing for this name
@@ -317,10 +320,10 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                          matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
 
 
-def _agreeing(name: str, ecosystem: str | None, results: list[dict]) -> dict | None:
-    """The first search result that is the library `name` asked for, or None."""
+def _agreeing(r: Resolved, results: list[dict]) -> dict | None:
+    """The first search result that is the library `r` asked for (memhooks.warm.agree), or None."""
     for res in results:
-        if agrees(name, ecosystem, res.get("id") or "", res.get("title")):
+        if agrees(r.name, r.ecosystem, res.get("id") or "", res.get("title"), r.repository):
             return res
     return None
 
