@@ -124,7 +124,7 @@ def test_a_first_result_guess_from_elsewhere_is_not_reused(project, api, store):
 
     conn = connect(str(store))
     with transaction(conn):
-        upsert_tier1(conn, project="/elsewhere", name="fastapi", ecosystem="pypi",
+        upsert_tier1(conn, provenance="capture", project="/elsewhere", name="fastapi", ecosystem="pypi",
                      library_id="/facebook/react", origin="capture", matched="first",
                      ttl_s=86400, now=time.time())
     conn.close()
