@@ -101,6 +101,7 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
         "topic": doc.get("topic") or meta.get("query"),
         "version": doc.get("version"),
         "created_at": doc.get("created_at"),
+        "created_at_epoch": doc.get("created_at_epoch"),
         "access_count": doc.get("access_count") or 0,
         "last_accessed_epoch": doc.get("last_accessed_epoch"),
         "bytes": doc.get("bytes"),

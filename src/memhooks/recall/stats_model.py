@@ -111,6 +111,7 @@ class Events(_Strict):
 class _Served(_Strict):
     calls_avoided: Count
     bytes_served: Count
+    tokens_served_est: Count
     tokens_saved_est: int
 
 
@@ -129,6 +130,7 @@ class ServedByDay(_Served):
 class Serving(_Strict):
     calls_avoided: Count
     bytes_served: Count
+    tokens_served_est: Count
     tokens_saved_est: int
     insisted: Count
     by_tool: list[ServedByTool]

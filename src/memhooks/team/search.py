@@ -111,7 +111,7 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
         doc = {"id": local_ids.get(digest) or f"team:{r['id']}",
                **{k: r[k] for k in ("title", "source", "source_tool", "type", "url", "library_id",
                                     "topic", "version", "metadata", "bytes")},
-               "created_at": iso_utc(r["created_at"] or 0),
+               "created_at": iso_utc(r["created_at"] or 0), "created_at_epoch": r["created_at"],
                "access_count": int(r["accesses"] or 0) + (1 if digest in local_ids else 0),
                "last_accessed_epoch": stamp if digest in local_ids else None}
         out = local.public(doc)

@@ -3,7 +3,9 @@
 Resolution order per name: a fresh tier1 entry, then global knowledge
 (libraries captured or searched before, other projects' tier1), then the
 Context7 API inside one overall time budget. Entries that came from captures
-or explicit writes are never replaced by a warm.
+or explicit writes are never replaced by a warm. A search result, or knowledge that was a
+first-result guess, is kept only when it agrees with the name asked (memhooks.warm.agree);
+otherwise it is rejected: left out, counted, never written to tier1 nor told to the agent.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 
 from memhooks import config
 from memhooks.egress import one_line
-from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
+from memhooks.names import checked_library_id, normalize, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
 from memhooks.store import queries
 from memhooks.store.admission import Refused
@@ -24,6 +26,7 @@ from memhooks.store.projections import upsert_library as _upsert_library
 from memhooks.store.projections import upsert_tier1 as _upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
 from memhooks.warm import settings
+from memhooks.warm.agree import agrees
 from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
 from memhooks.warm.fingerprint import fingerprint
 from memhooks.warm.rank import candidates as rank_candidates
@@ -51,10 +54,12 @@ class Resolved:
     library_id: str | None = None
     versioned_id: str | None = None
     # tier1 | warm-local | warm-api | not-found | api-error | api-timeout | api-rate-limited
-    # | unresolved (not asked: budget, 429 earlier, offline)
+    # | rejected (the search answered another library) | unresolved (not asked: budget, 429
+    # earlier, offline)
     how: str = "unresolved"
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
+    repository: str | None = None  # "owner/repo" a manifest names (a git dependency)
     suggested: str | None = None  # an unverified team suggestion, shown as such when unresolved
 
 
@@ -78,6 +83,7 @@ class WarmResult:
     skipped: dict = field(default_factory=dict)  # what the scan left out (counts)
     seconds: float = 0.0
     context: str = ""
+    rejected: int = 0  # search results left out: they did not match the name asked
 
     @property
     def resolved(self) -> list[Resolved]:
@@ -188,7 +194,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
     todo: list[Resolved] = []
     entries: list[Resolved] = []
     for dep in candidates:
-        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
+        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind,
+                     repository=dep.repository)
         row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
         lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
         if row is not None and matched == "team-suggestion":
@@ -208,6 +215,10 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         else:
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
+            guess = known is not None and known.get("matched") == "first"
+            if found and guess and not agrees(dep.name, dep.ecosystem, found,
+                                               repository=r.repository):
+                found = None  # an earlier first-result guess that is not this name: ask again
             if known and found:
                 r.library_id, r.how = found, "warm-local"
                 r.cached = known.get("origin") != "libraries"  # another project's tier1
@@ -246,8 +257,10 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
     from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
+    asked = {r.name: r for r in todo}
     run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
-                      query_for=lambda n: f"{n} library documentation", on_answer=api_progress)
+                      query_for=lambda n: f"{n} library documentation", on_answer=api_progress,
+                      accept=lambda n, results: _agreeing(asked[n], results) is not None)
     result.api_requests = run.requests
     result.rate_limited = run.retry_after_s is not None
     result.unreachable = run.unreachable
@@ -285,9 +298,15 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                                trust_score=_float(res.get("trustScore")),
                                benchmark_score=_float(res.get("benchmarkScore")),
                                versions=list(res.get("versions") or []), now=now)
-            picked = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
-            if picked is not None:  # None: no results (an answer never says found so)
-                r.library_id, r.how = answer.results[picked[0]]["id"], "warm-api"
+            picked = _agreeing(r, answer.results)
+            if picked is not None:
+                r.library_id, r.how = picked["id"], "warm-api"
+            else:  # the search answered other libraries: nothing for this name
+                result.rejected += 1
+                first = checked_library_id(answer.results[0]["id"]) if answer.results else None
+                r.how = "rejected"
+                r.cause = ("result did not match the name"
+                           + (f" (Context7 answered {first})" if first else ""))
         elif answer.status != "not-found":
             r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
             r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
@@ -307,6 +326,14 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
             upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                          library_id=None, version=r.version, origin="warm-api",
                          matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
+
+
+def _agreeing(r: Resolved, results: list[dict]) -> dict | None:
+    """The first search result that is the library `r` asked for (memhooks.warm.agree), or None."""
+    for res in results:
+        if agrees(r.name, r.ecosystem, res.get("id") or "", res.get("title"), r.repository):
+            return res
+    return None
 
 
 def upsert_library(conn, **row) -> None:
