@@ -156,6 +156,10 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
         if add_capture(conn, event_id=p.event_id, document_id=doc_id, project=project,
                        session_id=session, tool_name=tool_name, captured_at=at):
             report.captures += 1
+    if doc_ids and all(d is None for d in doc_ids):
+        from memhooks.store.forget import drop_payload
+
+        drop_payload(conn, p.event_id, cols)  # the user forgot this text: no raw copy either
     for lib in result.libraries:
         upsert_library(conn, origin="capture", now=now, **lib.model_dump())
     for entry in result.tier1:

@@ -95,31 +95,56 @@ def journal_write(db: str, record: dict, project: str) -> int:
 
 def _store() -> tuple[str, str] | None:
     """(store path, project), or None when there is no store yet: a lookup never creates
-    one (no file, no folder, no log); the miss is the answer."""
+    one (no file, no folder, no log); the miss is the answer. None too for a project
+    excluded from memhooks, or while it is paused (memhooks.gate): nothing is answered."""
     from memhooks.config import db_path, project_dir, store_exists
+    from memhooks.gate import blocked
 
     db = db_path()
-    return (db, project_dir()) if store_exists(db) else None
+    if not store_exists(db):
+        return None
+    project = project_dir()
+    return None if blocked(db, project) else (db, project)
 
 
-def _answer(db: str, find):
-    """`find(conn)` over the projections, opened read-only. On a miss while the journal
-    holds events not yet ingested, or while the store is new or behind the migrations, the
-    ingester runs in a child process (it brings the store up to date; this path imports no
-    sqlite-utils) and `find` is asked again."""
+def _answer(db: str, find, pending=None):
+    """`find(conn)` over the projections, opened read-only. A lookup never waits on an
+    ingest: on a miss, `pending(conn)` may answer from the journal's pending events of
+    that one key (memhooks.recall.pending; conn is None when the store is new or behind),
+    and when events wait to be ingested a detached ingester is started, not waited for."""
     from memhooks.store.reader import closing
 
-    for attempt in (1, 2):
-        conn = _open_read(db)
-        if conn is not None:
-            with closing(conn):
-                found = find(conn)
-            if found is not None or attempt == 2 or not _journal_pending(db):
-                return found
-        elif attempt == 2:
-            return None
-        ingest_now()
+    conn = _open_read(db)
+    if conn is not None:
+        with closing(conn):
+            found = find(conn)
+            if found is None and pending is not None:
+                found = pending(conn)
+        if found is not None:
+            return found
+    elif pending is not None:
+        found = pending(None)
+        if found is not None:
+            _kick(db)
+            return found
+    _kick(db, conn is None)
     return None
+
+
+def _kick(db: str, behind: bool = False) -> None:
+    """Start a detached ingester (unless one runs) when events wait, or the store is new or
+    behind the migrations. Never waits, never raises."""
+    try:
+        from memhooks.recall import pending
+
+        if behind or pending.has_pending(db):
+            from memhooks.detach import spawn_ingest
+
+            spawn_ingest(db)
+    except Exception:  # noqa: BLE001 - the answer stands
+        from memhooks.log import log_exception
+
+        log_exception("lookup: starting an ingester")
 
 
 def _open_read(db: str):
@@ -146,25 +171,6 @@ def _open_read(db: str):
     from memhooks.store.connect import connect
 
     return _open_current(db, connect)
-
-
-def _journal_pending(db: str) -> bool:
-    """Whether the journal holds events not yet ingested that could answer a lookup
-    (read-only; no journal, no events)."""
-    import sqlite3
-
-    from memhooks.config import journal_path
-    from memhooks.store.queries import has_pending
-    from memhooks.store.reader import closing, connect_reader
-
-    path = journal_path(db)
-    if not os.path.isfile(path):
-        return False
-    try:
-        with closing(connect_reader(path)) as conn:
-            return has_pending(conn, answers_only=True)
-    except sqlite3.Error:
-        return False
 
 
 def _open_current(db: str, connect):
@@ -253,7 +259,8 @@ def _cmd_lookup(args: list[str]) -> None:
     from memhooks.store.reads import note
 
     db, project = store
-    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
+    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project),
+                  lambda conn: _pending_tier1(db, args[0]))
     from memhooks.names import checked_library_id
 
     # egress: an ID is printed only in its grammar (anything else is a miss)
@@ -273,7 +280,8 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     from memhooks.store.reads import note
 
     db, project = store
-    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
+    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]),
+                  lambda conn: _pending_tier2(db, conn, args[0], args[1]))
     note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
         from memhooks.egress import defuse
@@ -282,6 +290,26 @@ def _cmd_lookup_docs(args: list[str]) -> None:
         # egress: control codes and ESC sequences removed, fence look-alike lines defused.
         sys.stdout.buffer.write(defuse(hit[1]).encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
+
+
+def _pending_tier1(db: str, name: str) -> dict | None:
+    from memhooks.recall import pending
+
+    lid = pending.tier1(db, name)
+    return {"library_id": lid} if lid else None
+
+
+def _pending_tier2(db: str, conn, library_id: str, topic: str):
+    """(None, body, hash) like find_tier2's answer, from a pending docs event."""
+    from memhooks.recall import pending
+
+    def forgotten(digest: str) -> bool:
+        from memhooks.store.forget import is_forgotten
+
+        return conn is not None and is_forgotten(conn, digest)
+
+    got = pending.tier2(db, library_id, topic, forgotten)
+    return (None, got[0], got[1]) if got else None
 
 
 def read_regular_file(path: str, limit: int) -> bytes | None:
@@ -337,10 +365,13 @@ def _cmd_write(args: list[str]) -> None:
     if record is None:
         return
     from memhooks.config import db_path, project_dir
+    from memhooks.gate import blocked
     from memhooks.store.connect import closing, connect
 
     project = project_dir()
     db = db_path()
+    if blocked(db, project):
+        return  # excluded or paused: nothing is written
     conn = _open_current(db, connect)  # a write creates the store (its journal, at least)
     if conn is not None:
         with closing(conn):

@@ -262,6 +262,9 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    from memhooks.gate import blocked
+    if blocked(db, project):
+        return None  # excluded or paused: serve nothing
     key = call_key(tool_name, tool_input, session)
     deadline = budget_deadline()
     conn = connect_guarded(db, deadline)

@@ -8,22 +8,20 @@ is always fenced (memhooks.egress); values in a header line pass `q` (their chec
 form, quoted).
 """
 
-import os
-
 from memhooks._jsonlite import dumps_str
 
 
 def num(name: str, default: float) -> float:
-    """A non-negative number from the environment, else `default`."""
-    try:
-        v = float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-    return v if v >= 0 else default
+    """A number >= 0 from the setting `name` (the environment, else the settings file)."""
+    from memhooks.config import number
+
+    return number(name, default)
 
 
 def off(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
+    from memhooks.config import setting
+
+    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
 
 
 def s(value, limit: int = 2000) -> str:
