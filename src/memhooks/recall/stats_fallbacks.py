@@ -30,7 +30,8 @@ def render(data: dict, console) -> None:
 
     from memhooks.egress import one_line  # noqa: PLC0415
 
-    table = Table(title=headline(fb), title_justify="left")
+    console.print(headline(fb), highlight=False, markup=False)
+    table = Table()
     for col in ("by", "", "fallbacks"):
         table.add_column(col, justify="right" if col == "fallbacks" else "left")
     for label, value, n in _rows(fb):
