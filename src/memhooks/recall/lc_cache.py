@@ -65,8 +65,9 @@ def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
+    from memhooks.store.admission import Refused
     from memhooks.store.connect import transaction
-    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
     from memhooks.store.projections import apply_cache_write
 
     now = time.time()
@@ -74,8 +75,14 @@ def write(conn, record: dict, project: str) -> int:
     with transaction(conn):
         event_id = append(conn, payload, size=len(payload), project=project,
                           hook_event_name=CACHE_WRITE_EVENT, received_at=now)
-        apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project, now=now)
-        mark_done(conn, event_id, now)
+        try:
+            apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project,
+                              now=now)
+        except Refused as exc:
+            # admission refused it (nothing was written): journaled as skipped, with why
+            mark_skipped(conn, event_id, f"refused: {exc.reason}"[:500], now)
+        else:
+            mark_done(conn, event_id, now)
     return event_id
 
 
@@ -154,8 +161,8 @@ def _open_read(db: str):
 
     from memhooks.store.reader import connect_reader, is_current
 
-    if not os.path.isfile(db):
-        return None
+    if not os.path.lexists(db):
+        return None  # no store yet (a directory or other non-file there is damage: healed below)
     try:
         conn = connect_reader(db)
         try:
@@ -349,8 +356,11 @@ def parse_write_args(args: list[str]) -> dict | None:
         return {"tier": "tier1", "name": args[1].strip(), "library_id": args[2].strip()}
     if tier == "tier2" and len(args) >= 4 and args[1].strip():
         from memhooks.config import max_write_bytes
+        from memhooks.store.admission import REDACT_MARGIN
 
-        body = read_regular_file(args[3], max_write_bytes() + 1)
+        # past the cap by admission's margin: a secret across the cap is read whole, so it
+        # is redacted before the cut
+        body = read_regular_file(args[3], max_write_bytes() + REDACT_MARGIN + 1)
         if body is None:
             return None
         if not body.strip():

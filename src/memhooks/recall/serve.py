@@ -33,7 +33,7 @@ from memhooks.recall.served import num as _num
 from memhooks.recall.served import off as _off
 from memhooks.recall.served import q as _q
 from memhooks.recall.served import s as _s
-from memhooks.store import queries
+from memhooks.store import provenance, queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
@@ -145,9 +145,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float,
         lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
     body = "Available Libraries:\n\n" + "\n".join(lines)
     at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
-    source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
-              "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
-              "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
+    source = provenance.resolve_source(hit.get("origin"), hit.get("matched"))
     from memhooks.recall.render import when_utc
 
     return Served("context7-resolve", f"Context7 library ID for {_q(name, 80)}", when_utc(at),
@@ -206,9 +204,9 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
     live = max(docwindows.sizes(conn, used).values())
+    asked = f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}{provenance.team_note(conn, used)}"
     return Served("context7-docs", f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
-                  when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}", body, max_chars, used,
-                  lid, live, times[0])
+                  when, asked, body, max_chars, used, lid, live, times[0])
 
 
 def decide(conn, tool_name, tool_input, project: str, now: float | None = None,

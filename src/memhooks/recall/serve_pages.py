@@ -9,7 +9,7 @@
 
 from memhooks._jsonlite import loads_object
 from memhooks.recall.served import Served, num, q, s
-from memhooks.store import queries
+from memhooks.store import provenance, queries
 
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 MAX_URLS = 10
@@ -70,8 +70,9 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
         from memhooks.recall.render import when_utc
 
         page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
-        return Served("webfetch", f"WebFetch of {q(url, 200)}", when_utc(r["at"]),
-                      f"for the prompt {q(prompt)}", r["content"] or "", max_chars, [r["id"]], None,
+        asked = f"for the prompt {q(prompt)}{provenance.team_note(conn, [r['id']])}"
+        return Served("webfetch", f"WebFetch of {q(url, 200)}", when_utc(r["at"]), asked,
+                      r["content"] or "", max_chars, [r["id"]], None,
                       (r["bytes"] or 0) + max(0, page), r["at"])
     return None
 

@@ -82,6 +82,12 @@ def mark_failed(conn, event_id: int, error: str) -> None:
     conn.execute("UPDATE events SET state = 'failed', error = ? WHERE id = ?", (error, event_id))
 
 
+def mark_skipped(conn, event_id: int, error: str, now: float | None = None) -> None:
+    """Mark an event skipped after all: admission refused every row of it."""
+    conn.execute("UPDATE events SET state = 'skipped', error = ?,"
+                 " processed_at = coalesce(?, processed_at) WHERE id = ?", (error, now, event_id))
+
+
 def requeue_derived(conn) -> int:
     """Put every event the projections derive from back to pending (a reindex, or a store
     rebuilt after damage): done and skipped ones, and failed ones that are not stubs of an
