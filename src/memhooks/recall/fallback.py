@@ -202,10 +202,12 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
     kind = kind_of(tool_name)
     if kind is None or event not in ("PostToolUse", "PostToolUseFailure"):
         return None
+    reason: str | None
     if event == "PostToolUseFailure":
         if payload.get("is_interrupt") is True:
             return None  # the user stopped it: no answer wanted
-        reason, live = "tool error", payload.get("error") if isinstance(payload.get("error"), str) else ""
+        error = payload.get("error")
+        reason, live = "tool error", error if isinstance(error, str) else ""
     else:
         reason = live_error(kind, payload.get("tool_response"))
         live = response_text(payload.get("tool_response"))

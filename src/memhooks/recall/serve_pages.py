@@ -69,7 +69,8 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
             continue
         from memhooks.recall.render import when_utc
 
-        page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
+        size = m.get("bytes")
+        page = size if isinstance(size, int) else 0
         asked = f"for the prompt {q(prompt)}{provenance.team_note(conn, [r['id']])}"
         return Served("webfetch", f"WebFetch of {q(url, 200)}", when_utc(r["at"]), asked,
                       r["content"] or "", max_chars, [r["id"]], None,

@@ -247,13 +247,14 @@ def _store_libraries(conn, answer, now: float) -> None:
 
 def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resolved], *,
              top_n: int, now: float, budget_left: float, budget_s: float,
-             retry_unreachable: bool, api_progress, refresh: list[Resolved] = ()):
+             retry_unreachable: bool, api_progress, refresh: list[Resolved] | None = None):
     """Ask the Context7 API about the unresolved names when the top N needs them, and about
     the libraries in `refresh` (a new version: what versions they have now), when the API is
     usable (not offline, not backing off, time left); the run, or None when not asked."""
     missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
     if not (todo and missing):
         todo, missing = [], 0
+    refresh = refresh or []
     if not (todo or refresh):
         return None
     backoff = api_backoff(conn, now)
