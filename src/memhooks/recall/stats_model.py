@@ -138,6 +138,41 @@ class Serving(_Strict):
     by_day: list[ServedByDay]
 
 
+class _Fallback(_Strict):
+    fallbacks: Count
+    bytes: Count
+
+
+class FallbackByTool(_Fallback):
+    tool: str | None
+
+
+class FallbackByLibrary(_Fallback):
+    library_id: str
+
+
+class FallbackByDay(_Fallback):
+    day: str
+
+
+class FallbackByReason(_Fallback):
+    reason: str
+
+
+class FallbackByField(_Fallback):
+    field: str | None  # updatedToolOutput, updatedMCPToolOutput or additionalContext
+
+
+class Fallbacks(_Strict):
+    fallbacks: Count
+    bytes: Count
+    by_tool: list[FallbackByTool]
+    by_library: list[FallbackByLibrary]
+    by_day: list[FallbackByDay]
+    by_reason: list[FallbackByReason]
+    by_field: list[FallbackByField]
+
+
 class Daily(_Strict):
     days: list[str]
     captures: list[Count]
@@ -158,6 +193,7 @@ class StatsReport(_Strict):
     tier2: Tier
     events: Events
     serving: Serving
+    fallbacks: Fallbacks
     daily: Daily
 
 

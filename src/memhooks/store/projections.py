@@ -137,7 +137,8 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
         " ON CONFLICT (project, name_key) DO UPDATE SET name = excluded.name,"
         " ecosystem = coalesce(excluded.ecosystem, tier1.ecosystem), library_id = excluded.library_id,"
         " version = coalesce(excluded.version, tier1.version),"
-        " versioned_id = CASE WHEN excluded.library_id IS tier1.library_id"
+        " versioned_id = CASE WHEN excluded.library_id IS tier1.library_id AND (excluded.version"
+        " IS NULL OR excluded.version IS tier1.version)"  # a new version: never the old one's pin
         " THEN coalesce(nullif(excluded.versioned_id, ''), tier1.versioned_id)"
         " ELSE nullif(excluded.versioned_id, '') END,"
         " matched = excluded.matched, origin = excluded.origin, resolved_at = excluded.resolved_at,"
@@ -342,12 +343,14 @@ def restore_access(conn) -> None:
 def refresh_tier1_version(conn, *, project: str, name_key: str, library_id: str,
                           version: str | None, versioned_id: str | None) -> None:
     """A fresh tier1 entry learns the project's current version (and its versioned ID),
-    both checked by admission's grammar (NULL when they fail it)."""
+    both checked by admission's grammar (NULL when they fail it). A new version never keeps
+    the old version's pinned ID: it gets its own or none."""
     from memhooks.store.admission import library_id_or_none, version_or_none
 
     version, versioned_id = version_or_none(version), library_id_or_none(versioned_id)
     conn.execute(
-        "UPDATE tier1 SET version = coalesce(?, version), versioned_id = coalesce(?, versioned_id)"
-        " WHERE project = ? AND name_key = ? AND library_id = ?",
+        "UPDATE tier1 SET versioned_id = CASE WHEN ?1 IS NOT NULL AND ?1 IS NOT version THEN ?2"
+        " ELSE coalesce(?2, versioned_id) END, version = coalesce(?1, version)"
+        " WHERE project = ?3 AND name_key = ?4 AND library_id = ?5",
         (version, versioned_id, project, name_key, library_id),
     )

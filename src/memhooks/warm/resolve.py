@@ -60,6 +60,7 @@ class Resolved:
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
     repository: str | None = None  # "owner/repo" a manifest names (a git dependency)
+    was: str | None = None  # the version this project's tier1 had before the lockfile changed
     suggested: str | None = None  # an unverified team suggestion, shown as such when unresolved
 
 
@@ -156,13 +157,16 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     scan, candidates = _scan(conn, project, result, top_n, direct_only)
     now = time.time()
     entries, todo = _resolve_known(conn, project, candidates, now, retry_unreachable, progress)
+    bumped = _bumped(conn, entries)
     run = _ask_api(conn, result, entries, todo, top_n=top_n, now=now,
                    budget_left=budget_s - (time.monotonic() - started), budget_s=budget_s,
-                   retry_unreachable=retry_unreachable, api_progress=api_progress)
+                   retry_unreachable=retry_unreachable, api_progress=api_progress, refresh=bumped)
     now = time.time()
     with transaction(conn):
         if run is not None:
             _record_api(conn, project, result, run, todo, now)
+            for r in bumped:  # the versions a library has now: the new version's pinned ID
+                _store_libraries(conn, run.answers.get(r.name), now)
         _record_tier1(conn, project, entries, now)
         chosen = _choose(entries, top_n)
         _record_scan(conn, project, scan, chosen, now)
@@ -171,7 +175,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     result.context = build_context([
         {"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
          "library_id": r.library_id or r.suggested, "versioned_id": r.versioned_id, "cached": r.cached,
-         "suggested": not r.library_id and bool(r.suggested)} for r in chosen], note=note)
+         "suggested": not r.library_id and bool(r.suggested), "was": r.was} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
 
@@ -206,6 +210,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         if row is not None and lid is not None and checked_library_id(lid) is None:
             row = None  # a malformed ID is never shown: resolve again
         if row is not None:
+            if row["version"] and dep.version and row["version"] != dep.version:
+                r.was = row["version"]  # the lockfile moved on (react 18 -> 19)
             r.library_id = checked_library_id(lid) if lid else None
             r.how = "tier1" if lid else ("api-error" if matched == "error" else "not-found")
             r.cached = bool(r.library_id)
@@ -230,13 +236,37 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
     return entries, todo
 
 
+def _bumped(conn, entries: list[Resolved]) -> list[Resolved]:
+    """Resolved names whose lockfile version changed to one the library's known versions do
+    not list (so no pinned ID yet): the API is asked for their versions again."""
+    return [r for r in entries if r.was and r.library_id and r.version
+            and versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id)) is None]
+
+
+def _store_libraries(conn, answer, now: float) -> None:
+    """The libraries an API answer found (title, scores, versions), as known libraries."""
+    if answer is None or answer.status != "found":
+        return
+    for res in answer.results:
+        upsert_library(conn, library_id=res["id"], title=res.get("title"),
+                       origin="api", description=res.get("description"),
+                       code_snippets=_int(res.get("totalSnippets")),
+                       trust_score=_float(res.get("trustScore")),
+                       benchmark_score=_float(res.get("benchmarkScore")),
+                       versions=list(res.get("versions") or []), now=now)
+
+
 def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resolved], *,
              top_n: int, now: float, budget_left: float, budget_s: float,
-             retry_unreachable: bool, api_progress):
-    """Ask the Context7 API about the unresolved names when the top N needs them and the API
-    is usable (not offline, not backing off, time left); the run, or None when not asked."""
+             retry_unreachable: bool, api_progress, refresh: list[Resolved] | None = None):
+    """Ask the Context7 API about the unresolved names when the top N needs them, and about
+    the libraries in `refresh` (a new version: what versions they have now), when the API is
+    usable (not offline, not backing off, time left); the run, or None when not asked."""
     missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
     if not (todo and missing):
+        todo, missing = [], 0
+    refresh = refresh or []
+    if not (todo or refresh):
         return None
     backoff = api_backoff(conn, now)
     if api_blocked(conn, now, retry_unreachable=retry_unreachable):
@@ -257,8 +287,9 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
     from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
-    asked = {r.name: r for r in todo}
-    run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
+    asked = {r.name: r for r in [*todo, *refresh]}
+    run = search_many([r.name for r in todo] + [r.name for r in refresh], budget_s=budget_left,
+                      want=missing + len(refresh),
                       query_for=lambda n: f"{n} library documentation", on_answer=api_progress,
                       accept=lambda n, results: _agreeing(asked[n], results) is not None)
     result.api_requests = run.requests
@@ -291,13 +322,7 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                 r.cause = "not asked: enough names resolved, or the budget ran out"
             continue
         if answer.status == "found":
-            for res in answer.results:
-                upsert_library(conn, library_id=res["id"], title=res.get("title"),
-                               origin="api", description=res.get("description"),
-                               code_snippets=_int(res.get("totalSnippets")),
-                               trust_score=_float(res.get("trustScore")),
-                               benchmark_score=_float(res.get("benchmarkScore")),
-                               versions=list(res.get("versions") or []), now=now)
+            _store_libraries(conn, answer, now)
             picked = _agreeing(r, answer.results)
             if picked is not None:
                 r.library_id, r.how = picked["id"], "warm-api"
