@@ -278,8 +278,9 @@ def salvage_journals(db: str, budget_s: float = 5.0) -> int:
     (ids, states and reasons kept; rows already there are left alone), once per moved
     file. Run by the ingester, never by a hook. Returns the rows copied."""
     done = {i.get("of") for i in incidents(db) if i.get("kind") == "salvage"}
-    todo = [i.get("moved_to") for i in incidents(db)
-            if i.get("kind") == "journal" and i.get("moved_to") and i.get("moved_to") not in done]
+    todo = [moved for i in incidents(db)
+            if i.get("kind") == "journal" and isinstance(moved := i.get("moved_to"), str)
+            and moved and moved not in done]
     total = 0
     for moved in todo:
         if not os.path.isfile(moved):

@@ -31,7 +31,7 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
                     topic: str | None = None, version: str | None = None,
                     metadata: dict | str | None = None, session_id: str | None = None,
                     tool: str | None = None, max_bytes: int | None = None,
-                    now: float | None = None, claimed_hash: str | None = None) -> tuple[int, bool]:
+                    now: float | None = None, claimed_hash: str | None = None) -> tuple[int | None, bool]:
     """Insert a document unless its content_hash exists. Returns (id, created); the id is
     None for a text the user forgot (`memhooks forget`). `claimed_hash`, when a door sends
     one, must be the content_hash of `content` as sent. Raises admission.Refused."""
@@ -254,17 +254,19 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
 
     tier = record.get("tier")
     if tier == "tier1":
-        upsert_tier1(conn, project=project, name=record.get("name"), library_id=record.get("library_id"),
+        upsert_tier1(conn, project=project, name=_text(record, "name", "name is not a library name"),
+                     library_id=record.get("library_id"),
                      origin="write", matched="write", ttl_s=config.tier1_ttl_s(), now=now,
                      provenance="manual")
     elif tier == "tier2":
-        lid, topic = record.get("library_id"), record.get("topic")
         # checked before the document is stored: a refused tier2 leaves no document behind
-        admit_tier2(library_id=lid, topic=topic, document_id=0, origin="write", ttl_s=0,
-                    provenance="manual")
+        checked = admit_tier2(library_id=record.get("library_id"), topic=record.get("topic"),
+                              document_id=0, origin="write", ttl_s=0, provenance="manual")
+        lid, topic = checked["library_id"], checked["topic"]
         doc_id, _ = upsert_document(
             conn, project=project, source=lid, source_tool="context7", tool="lc-cache-write",
-            content=record.get("body"), title=f"{lid} — {topic}", type="library-docs",
+            content=_text(record, "body", "content is not text"), title=f"{lid} — {topic}",
+            type="library-docs",
             library_id=lid, topic=topic, max_bytes=config.max_write_bytes(), now=now,
             provenance="manual",
         )
@@ -279,6 +281,15 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
         raise Refused(f"unknown cache tier {str(tier)[:20]!r}")
 
 
+def _text(record: dict, key: str, refusal: str) -> str:
+    """A journaled cache write's text field (the journal holds whatever the command was
+    sent), or Refused with admission's words for it."""
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise Refused(refusal)
+    return value
+
+
 DERIVED_TABLES = ("tier2", "captures", "documents")  # wholly derived from the journal
 
 
@@ -291,7 +302,7 @@ def clear_derived(conn) -> None:
         " last_accessed_epoch FROM documents WHERE access_count > 0"
     )
     for table in DERIVED_TABLES:
-        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        conn.execute(f"DELETE FROM {table}")  # fixed table names
     conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
     conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
     rebuild_fts(conn)
@@ -303,7 +314,7 @@ def rebuild_fts(conn) -> None:
     import sqlite_utils
 
     db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-    db["documents_fts"].rebuild_fts()
+    db.table("documents_fts").rebuild_fts()
 
 
 def restore_access(conn) -> None:
