@@ -36,9 +36,7 @@ def _rule(index: int, kind: type):
 
         _family, _group, _triggers, pattern, repl = RULES[index]
         rx = re.compile(pattern.encode() if kind is bytes else pattern)
-        if isinstance(repl, str) and kind is bytes:
-            repl = repl.encode()
-        got = _compiled[key] = (rx, repl)
+        got = _compiled[key] = (rx, repl.encode() if isinstance(repl, str) and kind is bytes else repl)
     return got
 
 
