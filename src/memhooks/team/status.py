@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from memhooks.store import team_local as tl
 from memhooks.team.settings import exclusions, masked, team_url, url_source
@@ -20,7 +21,7 @@ def local_status(conn, db: str | None = None) -> dict:
     url = team_url(db)
     rows = tl.status_rows(conn)
     now = time.time()
-    out = {"configured": bool(url), "url": masked(url) if url else None, "source": url_source(db),
+    out: dict[str, Any] = {"configured": bool(url), "url": masked(url) if url else None, "source": url_source(db),
            "member_id": (rows.get("member_id") or {}).get("value"),
            "team_id": (rows.get("team_id") or {}).get("value"),
            "exclude": exclusions(db), "local": tl.counts(conn), "backoff": {}, "last": {}}
@@ -81,7 +82,8 @@ def probe(url: str) -> dict:
 def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[str, str]:
     """(status, detail) for `memhooks doctor`: skip when no team store is configured."""
     info = local_status(conn, db)
-    if not info["configured"]:
+    url = team_url(db)
+    if not url:
         return "skip", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect`)"
     try:
         # lazy: heavy optional dependency (psycopg)
@@ -94,7 +96,7 @@ def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[
         status = "warn"
         parts.append(f"{op} backing off until {b['until']} ({b['reason']})")
     if network:
-        p = probe(team_url(db))
+        p = probe(url)
         if not p["reachable"] or p.get("error"):
             return "warn", "; ".join(parts + [p.get("error", "unreachable")])
         parts.append(f"PostgreSQL {p['server_version']}, {p['schema']}, {p['ms']} ms")
