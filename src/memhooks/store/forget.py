@@ -91,7 +91,7 @@ def choose(conn, criteria: Criteria) -> list:
     where, params = criteria.where()
     conn.row_factory = _row
     try:
-        return conn.execute(f"SELECT {COLUMNS} FROM documents d WHERE {where} ORDER BY d.id",  # noqa: S608
+        return conn.execute(f"SELECT {COLUMNS} FROM documents d WHERE {where} ORDER BY d.id",
                             params).fetchall()
     finally:
         conn.row_factory = None
@@ -134,10 +134,10 @@ def plan(conn, docs: list) -> dict:
     for chunk in _chunks(ids):
         marks = ",".join("?" * len(chunk))
         events |= {r[0] for r in conn.execute(
-            f"SELECT DISTINCT event_id FROM captures WHERE document_id IN ({marks})", chunk)}  # noqa: S608
-        captures += conn.execute(f"SELECT count(*) FROM captures WHERE document_id IN ({marks})",  # noqa: S608
+            f"SELECT DISTINCT event_id FROM captures WHERE document_id IN ({marks})", chunk)}
+        captures += conn.execute(f"SELECT count(*) FROM captures WHERE document_id IN ({marks})",
                                  chunk).fetchone()[0]
-        tier2 += conn.execute(f"SELECT count(*) FROM tier2 WHERE document_id IN ({marks})",  # noqa: S608
+        tier2 += conn.execute(f"SELECT count(*) FROM tier2 WHERE document_id IN ({marks})",
                               chunk).fetchone()[0]
     found = needles(conn, docs)
     for chunk in _chunks(found, 200):
@@ -146,7 +146,7 @@ def plan(conn, docs: list) -> dict:
         # call, a cache write, one still pending.
         clause = " OR ".join("instr(payload, ?) > 0" for _ in chunk)
         events |= {r[0] for r in conn.execute(
-            "SELECT id FROM events WHERE coalesce(hook_event_name, '') <> 'SessionStart'"  # noqa: S608
+            "SELECT id FROM events WHERE coalesce(hook_event_name, '') <> 'SessionStart'"
             " AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.event_id = events.id)"
             f" AND ({clause})", chunk)}
     return {"documents": len(docs), "bytes": sum(d["bytes"] or 0 for d in docs),
@@ -174,10 +174,10 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         for digest in hashes:
             forget_hash(conn, digest, now=now)
         for chunk in _chunks(hashes):
-            conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",  # noqa: S608
+            conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",
                          chunk)
         for chunk in _chunks(done["events"]):
-            conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", chunk)  # noqa: S608
+            conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", chunk)
         conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
     done["hashes"] = hashes
     done["scrubbed"] = scrub(conn)

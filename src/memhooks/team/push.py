@@ -266,15 +266,15 @@ def push(conn, pg, *, budget_s: float | None = None, batch_docs: int = BATCH_DOC
 
 
 def _commit_docs(conn, pg, member: str, rows: list[tuple], marks: list[tuple[str, int]]) -> int:
+    from psycopg import errors  # lazy: optional dependency (memhooks[team])
+
     for attempt in range(3):
         try:
             with pg.transaction():
                 inserted = _push_documents(pg, member, sorted(rows, key=lambda r: r[_HASH]))
             break
-        except Exception as exc:  # noqa: BLE001
-            from psycopg import errors
-
-            if attempt < 2 and isinstance(exc, (errors.DeadlockDetected, errors.SerializationFailure)):
+        except (errors.DeadlockDetected, errors.SerializationFailure):
+            if attempt < 2:
                 time.sleep(0.05 * (attempt + 1))
                 continue
             raise

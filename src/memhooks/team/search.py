@@ -193,7 +193,7 @@ def _search(conn, query, limit):
     try:
         with closing(open_team(url)) as pg:
             return search_team(conn, pg, query, limit, project=project_dir())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - every driver failure becomes a classified TeamError
         raise classify(exc, url) from None
 
 

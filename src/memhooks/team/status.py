@@ -45,7 +45,7 @@ def probe(url: str) -> dict:
     started = time.monotonic()
     try:
         pg = connect(url)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any connect failure is the probe's answer, classified
         err = classify(exc, url)
         return {"reachable": False, "kind": err.kind, "error": str(err)}
     try:
@@ -59,7 +59,7 @@ def probe(url: str) -> dict:
                     pg.execute("INSERT INTO members (member_id, first_seen) VALUES ('memhooks-probe', 0)"
                                " ON CONFLICT (member_id) DO NOTHING")
                 out["writable"] = True
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - a refused test write is reported, classified
                 err = classify(exc, url)
                 out["writable"] = False
                 out["write_error"] = str(err)
@@ -69,13 +69,13 @@ def probe(url: str) -> dict:
                     " (SELECT count(*) FROM libraries) AS libraries").fetchone()
             out["team"] = {"documents": row["documents"], "members": row["members"], "libraries": row["libraries"]}
         return out
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any failure is the probe's answer, classified
         err = classify(exc, url)
         return {"reachable": True, "kind": err.kind, "error": str(err)}
     finally:
         try:
             pg.close()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - closing a broken connection; the probe's answer stands
             pass
 
 
