@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+import sqlite_utils
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memhooks.names import normalize
@@ -86,9 +87,6 @@ class ImportResult:
 
 def export_records(conn) -> Iterator[dict]:
     """Every exportable row, table by table, in a stable order."""
-    # lazy: heavy optional dependency (sqlite-utils)
-    import sqlite_utils
-
     db = sqlite_utils.Database(conn)
     for table in TABLES:
         if not db[table].exists():

@@ -28,6 +28,7 @@ def drop_payload(conn, event_id: int, columns: dict) -> None:
     """An event whose every document the user forgot keeps no raw payload: its text is
     replaced by the call's metadata (inside the ingester's transaction; the journal is
     written with secure_delete, so the old bytes are zeroed)."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     stub = {k: columns.get(k) for k in ("hook_event_name", "tool_name", "session_id",
@@ -103,6 +104,7 @@ def _row(cursor, values):
 
 def _json_fragment(text: str) -> str:
     """`text` as it appears inside a JSON string of a raw payload."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     return json.dumps(text, ensure_ascii=False)[1:-1]
@@ -111,6 +113,7 @@ def _json_fragment(text: str) -> str:
 def needles(conn, docs: list) -> list[str]:
     """The strings whose presence in a raw payload means it carries one of `docs`: its URL
     and the start of its text, as JSON writes them (both escapings: raw and \\u-escaped)."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     out = set()
@@ -162,6 +165,7 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
     """Delete `docs` and what carries their text (see the module docstring) in one
     transaction, then scrub the free pages and WALs. Returns the plan with `hashes` and
     `scrubbed` (whether both WALs were truncated)."""
+    # lazy: the writers only for `memhooks forget`; the lookups import this module for is_forgotten
     from memhooks.store.connect import transaction
     from memhooks.store.projections import forget_hash
 
@@ -189,6 +193,7 @@ def scrub(conn, attempts: int = 20) -> bool:
     pages gone), then checkpoint each WAL and truncate it to zero bytes. A hook writing at
     that moment holds the journal's WAL briefly: retried for a few seconds. Returns whether
     both WALs were truncated."""
+    # lazy: sqlite3 only for `memhooks forget`; the lookups import this module for is_forgotten
     import sqlite3
 
     for schema in ("main", "journal"):
@@ -215,6 +220,7 @@ def scrub(conn, attempts: int = 20) -> bool:
 def scrub_spool(folders: list[str], found: list[str]) -> list[str]:
     """Delete the spool files (in `folders` and their `failed/`) whose payload carries one of
     `found`; the paths deleted. Spool files are memhooks' own: regular files only."""
+    # lazy: only for `memhooks forget`; the lookups import this module for is_forgotten
     from memhooks.files import open_regular
 
     gone: list[str] = []
@@ -261,6 +267,7 @@ def _read_all(fd: int, limit: int = 64 * 1024 * 1024) -> bytes:
 def _carries(data: bytes, found: list[str]) -> bool:
     """Whether a spool file (a JSON record whose `payload` is the raw payload text) carries
     one of the needles."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     try:

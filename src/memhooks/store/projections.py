@@ -19,8 +19,10 @@ from memhooks.store.admission import (  # noqa: F401 - the text helpers' old hom
     admit_tier2,
     cap_text,
     content_hash,
+    library_id_or_none,
     normalise_for_hash,
     storable_text,
+    version_or_none,
 )
 from memhooks.timefmt import iso
 
@@ -78,6 +80,7 @@ def upsert_library(conn, *, library_id: str, title: str | None, origin: str, pro
                    benchmark_score: float | None = None, versions: list | None = None,
                    source: str | None = None, now: float | None = None) -> None:
     """Insert or refresh a library. Raises admission.Refused."""
+    # lazy: json only for library writes; lc-cache-write imports this module (hot, -I -S)
     import json
 
     row = admit_library(library_id=library_id, title=title, origin=origin, description=description,
@@ -180,6 +183,7 @@ def fold_reads(conn, records: list[dict]) -> int:
     """Count the answers the lookup commands logged (memhooks.store.reads): the hits and
     misses per project and tier, and each document a tier2 hit read, at the time it was
     read. Returns how many were counted."""
+    # lazy: read folding runs in the ingester only; lc-cache-write imports this module
     from memhooks.sqltext import storable_path
 
     for r in records:
@@ -250,6 +254,7 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
     """Apply one journaled cache write to the projections (inside the caller's transaction),
     with provenance `manual`. Raises admission.Refused for a write admission refuses (an ID
     that is not a Context7 ID, an error text for a body ...): nothing is written then."""
+    # lazy: config's settings only for an applied cache write (config reads the settings file)
     from memhooks import config
 
     tier = record.get("tier")
@@ -311,6 +316,7 @@ def clear_derived(conn) -> None:
 def rebuild_fts(conn) -> None:
     """Rebuild the documents' full-text index from the documents table (cold paths only:
     sqlite-utils). Inside the caller's transaction (sqlite-utils nests a savepoint)."""
+    # lazy: sqlite-utils (third-party, heavy) only for a reindex; never on a hot path
     import sqlite_utils
 
     db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
@@ -331,8 +337,6 @@ def refresh_tier1_version(conn, *, project: str, name_key: str, library_id: str,
                           version: str | None, versioned_id: str | None) -> None:
     """A fresh tier1 entry learns the project's current version (and its versioned ID),
     both checked by admission's grammar (NULL when they fail it)."""
-    from memhooks.store.admission import library_id_or_none, version_or_none
-
     version, versioned_id = version_or_none(version), library_id_or_none(versioned_id)
     conn.execute(
         "UPDATE tier1 SET version = coalesce(?, version), versioned_id = coalesce(?, versioned_id)"

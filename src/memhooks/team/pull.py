@@ -79,6 +79,7 @@ class _Budget:
         if left_ms <= 0:
             self.summary["complete"] = False
             raise _OutOfTime
+        # lazy: optional dependency (psycopg), loaded with the team store
         from psycopg import errors
 
         try:

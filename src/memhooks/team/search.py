@@ -130,6 +130,7 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     """Bring the hits into the local store, through the same checks as a pull (content
     hashed again, error texts refused, provenance team:<member>), within IMPORT_MAX_BYTES
     counted on the bytes PostgreSQL holds. Returns (content_hash -> local id, refused hashes)."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     hashes = [r["content_hash"] for r in rows]
