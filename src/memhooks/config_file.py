@@ -33,6 +33,11 @@ SETTINGS = {
     "warm_budget_s": ("seconds", "2", "time a SessionStart warm may spend on the API"),
     "max_doc_bytes": ("size", "2MiB", "cap for one captured document"),
     "max_write_bytes": ("size", "16MiB", "cap for a body written with lc-cache-write"),
+    "add_max_pages": ("number", "200", "pages one `memhooks add`/`refresh` run visits at most"),
+    "add_max_page_bytes": ("size", "4MiB", "body bytes read from one page before it is cut off"),
+    "add_max_bytes": ("size", "64MiB", "body bytes one `memhooks add`/`refresh` run downloads"),
+    "add_budget_s": ("seconds", "300", "wall time of one `memhooks add`/`refresh` run"),
+    "add_timeout_s": ("seconds", "20", "time one request of `memhooks add`/`refresh` may take"),
 }
 
 MAX_FILE_BYTES = 64 * 1024

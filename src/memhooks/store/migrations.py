@@ -275,4 +275,34 @@ def m009_provenance(db):
                " WHERE provenance IS NULL")
 
 
+@migration
+def m010_sources(db):
+    """Sources the user added (`memhooks add`/`refresh`): one row per fetched URL, with its
+    HTTP validators (ETag, Last-Modified) for conditional revalidation, the document it is
+    stored as (NULL once that document is forgotten or gone) and how its last check went.
+    `root` is the URL given to `memhooks add` (an llms.txt, or the page itself)."""
+    db.execute("""CREATE TABLE IF NOT EXISTS sources (
+        url TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        site TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('index', 'page')),
+        title TEXT,
+        library_id TEXT,
+        version TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        content_hash TEXT,
+        document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        wire_bytes INTEGER NOT NULL DEFAULT 0,
+        added_at REAL NOT NULL,
+        fetched_at REAL,
+        checked_at REAL,
+        status TEXT NOT NULL,
+        error TEXT
+    )""")
+    db["sources"].create_index(["root"], index_name="sources_root", if_not_exists=True)
+    db["sources"].create_index(["document_id"], index_name="sources_document", if_not_exists=True)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store

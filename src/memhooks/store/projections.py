@@ -247,7 +247,28 @@ def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None
                  (digest,))
     conn.execute("DELETE FROM captures WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
                  (digest,))
+    # a page `memhooks add` fetched: its URL stays (so it is never fetched again), its title goes
+    conn.execute("UPDATE sources SET title = NULL, status = 'forgotten', error = NULL WHERE content_hash = ?",
+                 (digest,))
     return conn.execute("DELETE FROM documents WHERE content_hash = ?", (digest,)).rowcount
+
+
+def retire_document(conn, old: int, new: int) -> bool:
+    """A page `memhooks refresh` stored anew (memhooks.store.sources): its old document is
+    deleted unless something else holds it (a capture, another source), its tier2 entries
+    and its read count moving to the new document first. Returns whether it was deleted."""
+    held = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM captures WHERE document_id = ?)"
+        " OR EXISTS (SELECT 1 FROM sources WHERE document_id = ?)", (old, old)).fetchone()[0]
+    if held:
+        return False
+    conn.execute("UPDATE tier2 SET document_id = ? WHERE document_id = ?", (new, old))
+    row = conn.execute("SELECT access_count, last_accessed_epoch FROM documents WHERE id = ?",
+                       (old,)).fetchone()
+    if row and row[0]:
+        conn.execute("UPDATE documents SET access_count = access_count + ?, last_accessed_epoch ="
+                     " max(coalesce(last_accessed_epoch, 0), ?) WHERE id = ?", (row[0], row[1] or 0, new))
+    return conn.execute("DELETE FROM documents WHERE id = ?", (old,)).rowcount > 0
 
 
 def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str, now: float) -> None:
@@ -295,7 +316,9 @@ def _text(record: dict, key: str, refusal: str) -> str:
     return value
 
 
-DERIVED_TABLES = ("tier2", "captures", "documents")  # wholly derived from the journal
+DERIVED_TABLES = ("tier2", "captures", "documents")  # derived from the journal, but:
+# the pages `memhooks add` stored come from no event: a reindex keeps them (store.sources)
+NOT_DERIVED = {"documents": " WHERE id NOT IN (SELECT document_id FROM sources WHERE document_id IS NOT NULL)"}
 
 
 def clear_derived(conn) -> None:
@@ -307,7 +330,7 @@ def clear_derived(conn) -> None:
         " last_accessed_epoch FROM documents WHERE access_count > 0"
     )
     for table in DERIVED_TABLES:
-        conn.execute(f"DELETE FROM {table}")  # fixed table names
+        conn.execute(f"DELETE FROM {table}" + NOT_DERIVED.get(table, ""))  # fixed table names
     conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
     conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
     rebuild_fts(conn)
