@@ -130,6 +130,7 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     """Bring the hits into the local store, through the same checks as a pull (content
     hashed again, error texts refused, provenance team:<member>), within IMPORT_MAX_BYTES
     counted on the bytes PostgreSQL holds. Returns (content_hash -> local id, refused hashes)."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     hashes = [r["content_hash"] for r in rows]
@@ -193,7 +194,7 @@ def _search(conn, query, limit):
     try:
         with closing(open_team(url)) as pg:
             return search_team(conn, pg, query, limit, project=project_dir())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - every driver failure becomes a classified TeamError
         raise classify(exc, url) from None
 
 
