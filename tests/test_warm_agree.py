@@ -99,7 +99,8 @@ def test_fastapi_answered_with_react_is_rejected_everywhere(project, api, store)
     assert sorted(r.args["libraryName"] for r, _ in api.log) == ["fastapi", "lodash", "react"]
     rows = db_rows(store, "SELECT name_key, library_id FROM tier1")
     assert ("react", "/facebook/react") in rows and ("lodash", "/lodash/lodash") in rows
-    assert not [r for r in rows if r[0] == "fastapi"]  # neither the wrong ID nor anything else
+    # not the wrong ID: only the remembered rejection (no ID), so the next session asks no more
+    assert [r for r in rows if r[0] == "fastapi"] == [("fastapi", None)]
     assert run(["bash", BIN / "lc-cache-lookup", "fastapi"]).stdout == b""
 
     data = json.loads(run([*MEMHOOKS, "warm", "--json", project]).stdout)
@@ -107,13 +108,15 @@ def test_fastapi_answered_with_react_is_rejected_everywhere(project, api, store)
     entry = next(e for e in data["entries"] if e["name"] == "fastapi")
     assert entry["library_id"] is None and entry["how"] == "rejected"
     assert entry["status"] == "rejected" and "result did not match the name" in entry["cause"]
-    assert not [r for r in db_rows(store, "SELECT name_key FROM tier1") if r[0] == "fastapi"]
+    assert [r for r in db_rows(store, "SELECT name_key, library_id FROM tier1") if r[0] == "fastapi"] == [
+        ("fastapi", None)]
     for cols in (80, 120):
         p = run([*MEMHOOKS, "warm", project], env=dict(os.environ, COLUMNS=str(cols)))
         assert p.returncode == 0, p.stderr.decode()
         out = p.stdout.decode()
         row = next(ln for ln in out.splitlines() if ln.startswith("fastapi@0.110.0"))
-        assert "rejected — result did not match the name (Context7 answered /facebook/react)" in row
+        # remembered from the first warm: this run asks Context7 no more
+        assert "rejected — result did not match the name (remembered)" in row
         assert "1 Context7 answer rejected: the result did not match the name asked" in out
 
 

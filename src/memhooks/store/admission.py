@@ -294,7 +294,8 @@ def admit_library(*, library_id, title=None, origin, description=None, code_snip
     }
 
 
-MATCHED = ("exact", "first", "none", "write", "team", "team-suggestion", "warm", "error")
+MATCHED = ("exact", "first", "none", "write", "team", "team-suggestion", "warm", "error",
+           "rejected")  # rejected: the search answered another library (memhooks.warm.agree)
 TIER1_ORIGINS = ("capture", "write", "warm-local", "warm-api")
 
 

@@ -157,6 +157,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     scan, candidates = _scan(conn, project, result, top_n, direct_only)
     now = time.time()
     entries, todo = _resolve_known(conn, project, candidates, now, retry_unreachable, progress)
+    result.rejected += sum(1 for r in entries if r.how == "rejected")  # remembered ones
     bumped = _bumped(conn, entries)
     run = _ask_api(conn, result, entries, todo, top_n=top_n, now=now,
                    budget_left=budget_s - (time.monotonic() - started), budget_s=budget_s,
@@ -213,11 +214,13 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
             if row["version"] and dep.version and row["version"] != dep.version:
                 r.was = row["version"]  # the lockfile moved on (react 18 -> 19)
             r.library_id = checked_library_id(lid) if lid else None
-            r.how = "tier1" if lid else ("api-error" if matched == "error" else "not-found")
+            r.how = "tier1" if lid else {"error": "api-error", "rejected": "rejected"}.get(
+                matched or "", "not-found")
             r.cached = bool(r.library_id)
             if not lid:
-                r.cause = ("the last Context7 search failed; retried later" if matched == "error"
-                           else "not in Context7 (remembered)")
+                r.cause = {"error": "the last Context7 search failed; retried later",
+                           "rejected": "result did not match the name (remembered)"}.get(
+                    matched or "", "not in Context7 (remembered)")
         else:
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
@@ -332,6 +335,10 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                 r.how = "rejected"
                 r.cause = ("result did not match the name"
                            + (f" (Context7 answered {first})" if first else ""))
+                # remembered like "not in Context7", so the next session does not ask again
+                upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
+                             library_id=None, version=r.version, origin="warm-api",
+                             matched="rejected", ttl_s=config.tier1_negative_ttl_s(), now=now)
         elif answer.status != "not-found":
             r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
             r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
