@@ -42,13 +42,14 @@ def main(argv):
         _record_interpreter()
     cmd, args = (argv[0] if argv else ""), argv[1:]
     if sys.version_info < (3, 11):
-        # Too old for memhooks: SessionStart in plugin mode says so once; all else is quiet.
+        # Too old for memhooks: SessionStart in plugin mode hands over to a 3.11+ python it
+        # finds (python3.1x on PATH, the plugin's venv), or says once that there is none.
         state = os.environ.get("MEMHOOKS_BOOTSTRAP_STATE", "")
         if cmd == "session-start" and state:
             from memhooks import bootstrap
 
-            return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
-                                        bootstrap.plugin_root()) and 0
+            return bootstrap.handover(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
+                                      bootstrap.plugin_root(), argv)
         return 0
     if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
