@@ -160,3 +160,20 @@ def test_a_real_session_runs_the_installed_plugin(claude_bin: Path, tmp_path: Pa
     found = subprocess.run(["bash", str(tmp_path / "memhooks" / "bin" / "memhooks"), "search", "useEffect", "--json"],
                            env=term, cwd=env.project, capture_output=True, text=True, timeout=120)
     assert found.returncode == 0 and json.loads(found.stdout)["results"], found.stdout + found.stderr
+
+
+def test_slash_commands_run_the_plugins_memhooks(claude_bin: Path, tmp_path: Path) -> None:
+    """`/memhooks:stats` and `/memhooks:doctor`: their `!` lines run bin/memhooks under the
+    command's own allowed-tools (no prompt, in `claude -p`) and the output reaches the model."""
+    env = harness.E2EEnv(tmp_path / "w", claude_bin)
+    env.extra_env["MEMHOOKS_DB"] = ""
+    cli = env.env()
+    cli.pop("ANTHROPIC_BASE_URL")
+    install_from_marketplace(claude_bin, cli, checkout_copy(tmp_path / "memhooks"))
+    r = env.run("/memhooks:stats --json", [], plugin_dir=None)
+    assert r.rc == 0 and not r.timed_out, r.describe()
+    data = env.home / ".claude" / "plugins" / "data" / "memhooks-memhooks"
+    assert r.any_request_contains('\\"schema\\"') or r.any_request_contains('"schema"'), r.describe()
+    assert r.any_request_contains(str(data / "memhooks.db")), r.describe()
+    r = env.run("/memhooks:doctor", [], plugin_dir=None)
+    assert r.rc == 0 and r.any_request_contains("install:user"), r.describe()
