@@ -107,20 +107,20 @@ def build(path: str, docs: int, seed: int = 7) -> None:
                 if i < n_c7:
                     lid = HOT if i % max(1, n_c7 // HOT_DOCS) == 0 else rng.choice(libs)
                     topic = text(rng, words, 3)
-                    did, _ = upsert_document(conn, project="/p", source=lid, source_tool="context7",
+                    did, _ = upsert_document(conn, provenance="capture", project="/p", source=lid, source_tool="context7",
                                              content=context7_doc(rng, words), library_id=lid, topic=topic,
                                              tool="query-docs", now=now - rng.random() * 3600)
-                    upsert_tier2(conn, library_id=lid, topic=topic, document_id=did, origin="capture",
+                    upsert_tier2(conn, provenance="capture", library_id=lid, topic=topic, document_id=did, origin="capture",
                                  ttl_s=4 * 3600, now=now - rng.random() * 3600)
                 elif i < n_c7 + n_web:
                     url = f"https://site{i % 500}.invalid/page/{i}"
-                    upsert_document(conn, project="/p", source=url, source_tool="webfetch",
+                    upsert_document(conn, provenance="capture", project="/p", source=url, source_tool="webfetch",
                                     content=text(rng, words, rng.randint(40, 200)), url=url,
                                     type="web-page", metadata={"prompt": PROMPT, "bytes": 20000},
                                     tool="WebFetch", now=now - rng.random() * 3600)
                 else:
                     url = f"https://exa{i % 500}.invalid/doc/{i}"
-                    upsert_document(conn, project="/p", source=url, source_tool="exa",
+                    upsert_document(conn, provenance="capture", project="/p", source=url, source_tool="exa",
                                     content=text(rng, words, rng.randint(200, 900)), url=url,
                                     title=text(rng, words, 4), type="web-page", tool="web_fetch_exa",
                                     now=now - rng.random() * 3600)
@@ -128,10 +128,10 @@ def build(path: str, docs: int, seed: int = 7) -> None:
         rel = json.load(f)
     with transaction(conn):
         for lib in rel["libraries"]:
-            did, _ = upsert_document(conn, project="/p", source=lib["library_id"], source_tool="context7",
+            did, _ = upsert_document(conn, provenance="capture", project="/p", source=lib["library_id"], source_tool="context7",
                                      content=lib["content"], library_id=lib["library_id"],
                                      topic=lib["topic"], tool="query-docs", now=now)
-            upsert_tier2(conn, library_id=lib["library_id"], topic=lib["topic"], document_id=did,
+            upsert_tier2(conn, provenance="capture", library_id=lib["library_id"], topic=lib["topic"], document_id=did,
                          origin="capture", ttl_s=4 * 3600, now=now)
     conn.execute("PRAGMA optimize")
     conn.close()

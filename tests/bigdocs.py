@@ -173,10 +173,10 @@ def build(path: str, docs: int = 4, target_bytes: int = 16 * MiB - 4096, now: fl
             text = document(seed=100 + i, target_bytes=target_bytes)
             topic = f"{TOPICS[i % len(TOPICS)][0]} part {i}"
             with transaction(conn):
-                did, _ = upsert_document(conn, project="/p", source=library_id, source_tool="context7",
+                did, _ = upsert_document(conn, provenance="manual", project="/p", source=library_id, source_tool="context7",
                                          content=text, library_id=library_id, topic=topic,
                                          tool="query-docs", max_bytes=16 * MiB, now=now)
-                upsert_tier2(conn, library_id=library_id, topic=topic, document_id=did, origin="write",
+                upsert_tier2(conn, provenance="manual", library_id=library_id, topic=topic, document_id=did, origin="write",
                              ttl_s=4 * 3600, now=now)
             ids.append(did)
     finally:

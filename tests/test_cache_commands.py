@@ -59,13 +59,18 @@ def test_names_are_case_insensitive_and_pep503(store):
 
 
 def test_tier2_keys_do_not_collide(store, tmp_path):
-    a, b = tmp_path / "a.md", tmp_path / "b.md"
-    a.write_text("body for /a|b + c\n")
-    b.write_text("body for /a + b|c\n")
-    run(SHIM["lc-cache-write"] + ["tier2", "/a|b", "c", a])
-    run(SHIM["lc-cache-write"] + ["tier2", "/a", "b|c", b])
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]).stdout == a.read_bytes()
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a", "b|c"]).stdout == b.read_bytes()
+    """(ID, topic) pairs that one joined string would merge stay apart; an ID outside the
+    Context7 grammar (`/a|b`) is refused by admission and answers nothing."""
+    a, b, c = tmp_path / "a.md", tmp_path / "b.md", tmp_path / "c.md"
+    a.write_text("body for /org/lib/v1 + c|d\n")
+    b.write_text("body for /org/lib + v1/c|d\n")
+    c.write_text("body for /a|b + c\n")
+    run(SHIM["lc-cache-write"] + ["tier2", "/org/lib/v1", "c|d", a])
+    run(SHIM["lc-cache-write"] + ["tier2", "/org/lib", "v1/c|d", b])
+    run(SHIM["lc-cache-write"] + ["tier2", "/a|b", "c", c])
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/org/lib/v1", "c|d"]).stdout == a.read_bytes()
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/org/lib", "v1/c|d"]).stdout == b.read_bytes()
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]).stdout == b""
 
 
 def test_five_megabyte_body_round_trips_byte_for_byte(store, tmp_path):

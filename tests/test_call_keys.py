@@ -117,7 +117,7 @@ def test_webfetch_page_without_an_offset_in_its_metadata_is_not_served(store):
 
     p = capture(store, "webfetch")  # creates and migrates the store
     with closing(connect(str(store))) as conn, transaction(conn):
-        upsert_document(conn, project="/p", source="https://example.org/old/", source_tool="webfetch",
+        upsert_document(conn, provenance="capture", project="/p", source="https://example.org/old/", source_tool="webfetch",
                         content="An old page summary, stored without its offset.", tool="WebFetch",
                         url="https://example.org/old/", type="web-page",
                         metadata={"prompt": "Summarise the installation steps"})

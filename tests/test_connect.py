@@ -16,7 +16,7 @@ from memhooks.store.reader import connect_reader
 def test_read_only_open_reads_the_file_under_any_folder_name(tmp_path, folder):
     db = tmp_path / folder / "memhooks.db"
     with closing(connect(str(db))) as conn, transaction(conn):
-        upsert_document(conn, project="p", source="/facebook/react", source_tool="context7",
+        upsert_document(conn, provenance="capture", project="p", source="/facebook/react", source_tool="context7",
                         content="### useState\n\nKeeps state between renders.")
     with closing(connect_reader(str(db))) as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 1

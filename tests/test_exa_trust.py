@@ -189,7 +189,7 @@ def test_pages_stored_before_the_rule_are_not_served(store):
 
     capture(store, [C], response(section("Third", C, OTHER * 3)))  # creates and migrates the store
     with closing(connect(str(store))) as conn, transaction(conn):
-        upsert_document(conn, project="/p", source=B, source_tool="exa", content=EVIL * 3, url=B,
+        upsert_document(conn, provenance="capture", project="/p", source=B, source_tool="exa", content=EVIL * 3, url=B,
                         tool="web_fetch_exa", type="web-page", metadata={"title": "old split"})
     assert served([B]) is None
     assert served([C]) is not None

@@ -15,7 +15,7 @@ from memhooks.store.projections import upsert_library
 def _libraries(conn, rows):
     with transaction(conn):
         for lid, title, bench, trust, snippets in rows:
-            upsert_library(conn, library_id=lid, title=title, origin="api", benchmark_score=bench,
+            upsert_library(conn, provenance="capture", library_id=lid, title=title, origin="api", benchmark_score=bench,
                            trust_score=trust, code_snippets=snippets, now=1000.0)
 
 

@@ -65,6 +65,8 @@ def test_each_json_output_validates_against_its_model(store, tmp_path):
     export.write_text(subprocess.run([sys.executable, "-m", "memhooks.cli.main", "export"],
                                      capture_output=True, text=True, timeout=60).stdout)
     runs["import"] = _cli("import", "--json", str(export))
+    runs["config list"] = _cli("config", "list", "--json")
+    runs["forget"] = _cli("forget", "--json", "--dry-run", "--library", "/facebook/react")
     for kind, data in runs.items():
         check(kind, data)
     assert runs["cache lookup"]["hit"] and runs["cache lookup"]["library_id"] == "/facebook/react"

@@ -60,7 +60,7 @@ def add(conn, content: str, title: str | None = None, **kw) -> int:
                   source_tool=kw.pop("source_tool", "webfetch"), type=kw.pop("type", "web-page"))
     fields.update(kw)
     with transaction(conn):
-        doc_id, _ = upsert_document(conn, content=content, title=title, **fields)
+        doc_id, _ = upsert_document(conn, provenance="capture", content=content, title=title, **fields)
     return doc_id
 
 
@@ -373,7 +373,7 @@ def test_candidates_rank_as_the_library_lookup_does(conn):
             ("/tie/widget", "widget", 50.0, 5.0, 3)]             # exact title, more snippets
     with transaction(conn):
         for lid, title, bench, trust, snippets in libs:
-            upsert_library(conn, library_id=lid, title=title, origin="api", benchmark_score=bench,
+            upsert_library(conn, provenance="capture", library_id=lid, title=title, origin="api", benchmark_score=bench,
                            trust_score=trust, code_snippets=snippets)
     ranked = [c["library_id"] for c in libraries.candidates(conn, "widget")]
     assert ranked == ["/tie/widget", "/acme/widget", "/other/widget", "/big/widget-kit"]

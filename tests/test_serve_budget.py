@@ -33,10 +33,10 @@ MiB = 1024 * 1024
 
 def add_doc(conn, library_id: str, topic: str, content: str, max_bytes: int | None = None) -> int:
     with transaction(conn):
-        did, _ = upsert_document(conn, project="/p", source=library_id, source_tool="context7",
+        did, _ = upsert_document(conn, provenance="capture", project="/p", source=library_id, source_tool="context7",
                                  content=content, library_id=library_id, topic=topic, tool="query-docs",
                                  max_bytes=max_bytes)
-        upsert_tier2(conn, library_id=library_id, topic=topic, document_id=did, origin="capture",
+        upsert_tier2(conn, provenance="capture", library_id=library_id, topic=topic, document_id=did, origin="capture",
                      ttl_s=4 * 3600)
     return did
 

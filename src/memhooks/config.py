@@ -14,7 +14,7 @@ MiB = 1024 * 1024
 
 
 def _env_num(name: str, default: float, cast=float):
-    raw = os.environ.get(name)
+    raw = setting(name)
     if raw is None or raw.strip() == "":
         return default
     try:
@@ -22,6 +22,12 @@ def _env_num(name: str, default: float, cast=float):
     except ValueError:
         return default
     return val if val >= 0 else default
+
+
+def number(env: str, default: float) -> float:
+    """A number >= 0 from the setting `env` (the environment, else the settings file), else
+    `default`."""
+    return _env_num(env, default)
 
 
 def user_data_dir() -> str:
@@ -97,6 +103,58 @@ def beside(db: str, name: str) -> str:
     return os.path.join(folder, f"{stem}.{name}")
 
 
+CONFIG_NAME = "config.toml"
+
+
+def config_path(db: str | None = None) -> str:
+    """The settings file beside the store (`memhooks config path`)."""
+    return beside(db or db_path(), CONFIG_NAME)
+
+
+_FILE: list = [None, {}]  # (the file's identity when read, its values)
+
+
+def file_settings(db: str | None = None) -> dict:
+    """The settings file's values ({} when there is none: one stat). Read again only when
+    the file changed (its size, mtime or inode); a broken file counts as empty (logged)."""
+    path = config_path(db)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    ident = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    if _FILE[0] == ident:
+        return _FILE[1]
+    from memhooks.config_file import load
+
+    try:
+        values = load(path)
+    except (OSError, ValueError) as exc:
+        from memhooks.files import write_log_line
+
+        write_log_line(log_path(db), f"settings file ignored: {exc}")
+        values = {}
+    _FILE[:] = [ident, values]
+    return values
+
+
+def setting(env: str) -> str | None:
+    """A setting as text: the environment variable `env` (`MEMHOOKS_X`) when set and not
+    blank, else key `x` of the settings file (a list joined with os.pathsep, a boolean as
+    1 or 0), else None."""
+    raw = os.environ.get(env)
+    if raw is not None and raw.strip() != "":
+        return raw
+    value = file_settings().get(env[9:].lower()) if env.startswith("MEMHOOKS_") else None
+    if value is None or isinstance(value, dict):
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, list):
+        return os.pathsep.join(str(v) for v in value)
+    return str(value)
+
+
 def store_exists(db: str | None = None) -> bool:
     """Whether anything was ever stored: the projections file, or a journal a capture hook
     wrote before any ingest. Read commands open (and so create) a store only then."""
@@ -163,7 +221,7 @@ STUB_HEAD_BYTES = 64 * 1024
 
 
 def offline() -> bool:
-    return os.environ.get("MEMHOOKS_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    return (setting("MEMHOOKS_OFFLINE") or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def top_n(value: int | None = None) -> int:

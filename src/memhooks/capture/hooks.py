@@ -9,15 +9,20 @@ import os
 import sys
 
 
-def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
-    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id)."""
+def _journal_stdin(hook_event_name: str) -> tuple[str | None, int | None]:
+    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id);
+    (None, None) for a project excluded from capture, or while memhooks is paused
+    (memhooks.gate): nothing is journaled."""
     # lazy: the capture hook runs under `python -I -S`; in this module each function imports
     # what it uses when it runs, so a hook loads only its own path's modules.
     from memhooks.capture.payload import read_capped
     from memhooks.config import db_path
+    from memhooks.gate import blocked, hook_project
 
     raw, total = read_capped(sys.stdin.buffer)
     db = db_path()
+    if blocked(db, hook_project(raw)):
+        return None, None
     return db, _journal(db, raw, total, hook_event_name)
 
 
@@ -25,12 +30,14 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
     """Journal one payload; spool it if the journal is unusable. Returns the event id (None
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
     # lazy: hot path (see _journal_stdin); health and the spool only when the journal fails
-    from memhooks.capture.payload import metadata_only, prepare
+    from memhooks.capture.payload import metadata_only, prepare, tool_name_of
     from memhooks.config import project_dir
+    from memhooks.store.journal import TOOL_HOOKS
 
     state: str | None = None
     error: str | None
-    meta = metadata_only(raw, total, hook_event_name)
+    tool = tool_name_of(raw) if hook_event_name in TOOL_HOOKS else None
+    meta = metadata_only(raw, total, hook_event_name, tool)
     if meta is not None:
         from memhooks.store.journal import METADATA_ONLY
 
@@ -48,7 +55,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
             conn = connect_journal(db)
             try:
                 event_id = append(conn, payload, size=total, project=project, error=error,
-                                  hook_event_name=hook_event_name, state=state)
+                                  hook_event_name=hook_event_name, state=state, tool_name=tool)
             except Exception as exc:
                 conn.close()
                 # Damaged pages met by the insert itself: move the journal aside, once.
@@ -106,51 +113,18 @@ def _other_work(db: str, event_id: int | None) -> bool:
 
 
 def spawn_ingest(db: str) -> bool:
-    """Start a detached ingester unless one is already running. Never raises."""
-    if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1":
-        return False
-    # lazy: hot path; fcntl and config only when an ingester may start, the log on failure
-    try:
-        import fcntl
+    """Start a detached ingester unless one is already running (memhooks.detach). Never raises."""
+    from memhooks.detach import spawn_ingest as spawn
 
-        lock = db + ".ingest.lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a running ingester re-checks for pending events before it exits
-        finally:
-            os.close(fd)
-        from memhooks.config import ENTRY
-
-        python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
-        env = dict(os.environ)
-        env["MEMHOOKS_DB"] = db
-        null = os.devnull
-        os.posix_spawn(
-            python,
-            [python, ENTRY, "ingest", "--background"],
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
-        return True
-    except Exception:  # noqa: BLE001 - no ingester now is fine (the next hook starts one); logged
-        from memhooks.log import log_exception
-
-        log_exception("spawn ingest")
-        return False
+    return spawn(db)
 
 
 def post_tool_use() -> int:
     # lazy: the log only when something failed
     try:
         db, _ = _journal_stdin("PostToolUse")
-        spawn_ingest(db)
+        if db is not None:
+            spawn_ingest(db)
     except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
@@ -281,8 +255,12 @@ def session_start(after_warm=None) -> int:
         from memhooks.files import read_capped
 
         raw, total = read_capped(sys.stdin.buffer, MAX_EVENT_BYTES)
-        notice = _ensure_python()
         db, project = db_path(), project_dir()
+        from memhooks.gate import blocked
+
+        if blocked(db, project):
+            return 0  # excluded or paused: nothing journaled, warmed or said
+        notice = _ensure_python()
         event_id = _journal(db, raw, total, "SessionStart")
         from memhooks.warm.fastpath import fast_output
 

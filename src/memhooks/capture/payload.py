@@ -84,16 +84,17 @@ def tool_name_of(raw: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def metadata_only(raw: bytes, total: int, hook_event_name: str | None) -> str | None:
+def metadata_only(raw: bytes, total: int, hook_event_name: str | None, name=...) -> str | None:
     """For a tool call memhooks does not capture: the metadata to journal instead of its
-    content (tool name, size, hash). None when the call is captured (or is no tool call)."""
+    content (tool name, size, hash). None when the call is captured (or is no tool call).
+    `name`: the payload's tool_name when the caller already has it (tool_name_of)."""
     if hook_event_name not in TOOL_HOOKS:
         return None
     # lazy: the tool list only for tool hooks; hashlib, json, sqltext only for a call
     # journaled as metadata
     from memhooks.tools import is_captured
 
-    name = tool_name_of(raw)
+    name = tool_name_of(raw) if name is ... else name
     if name is None or is_captured(name):
         return None  # captured, or not attributable (invalid JSON...): the ingester fails it
     import hashlib

@@ -171,6 +171,8 @@ def team_push_line(s: dict) -> str:
 def team_pull_line(s: dict) -> str:
     return (f"pulled {s['documents']} documents ({s['bytes']:,} bytes), {s['tier1']} tier1 entries, "
             f"{s['libraries']} libraries; {s['forgotten']} forgotten by the team removed"
+            + (f"; {s['suggested']} unverified team suggestions" if s.get("suggested") else "")
+            + (f"; {s['refused']} team rows refused" if s.get("refused") else "")
             + ("" if s["complete"] else "; budget reached, run again for more"))
 
 

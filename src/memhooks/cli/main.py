@@ -11,11 +11,13 @@ import click
 from memhooks import __version__
 from memhooks.cli import (
     cache,
+    config_cmd,
     doctor,
     exchange,
     hook,
     install,
     journal,
+    privacy,
     recall,
     team,
     transcripts,
@@ -104,7 +106,8 @@ def main(ctx):
         click.echo(SHORT_USAGE)
 
 
-for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team):
+for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,
+                privacy, config_cmd):
     _module.register(main)
 
 

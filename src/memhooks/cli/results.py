@@ -130,6 +130,25 @@ class Transcripts(BaseModel):
     events: dict[str, Count]
 
 
+class Forget(_Result):
+    dry_run: bool
+    documents: list[Row]
+    bytes: Count
+    captures: Count
+    tier2: Count
+    events: Count
+    spool_files: Count
+    hashes: list[str]
+    wal_truncated: bool | None
+    team: str | None
+
+
+class ConfigList(_Result):
+    path: str
+    settings: list[Row]
+    unknown: list[str]
+
+
 MODELS: dict[str, type[BaseModel]] = {
     "no-store": NoStore,
     "stats": StatsReport,
@@ -145,6 +164,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "team push": TeamRun,
     "team pull": TeamRun,
     "import-transcripts": Transcripts,
+    "forget": Forget,
+    "config list": ConfigList,
 }
 LISTS: dict[str, type[BaseModel]] = {"doctor": DoctorCheck}  # results that are a JSON list
 

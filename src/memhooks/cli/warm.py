@@ -58,6 +58,12 @@ def warm_cmd(directory, budget, top_n, direct_only, as_json):
     from memhooks.warm.resolve import warm
 
     project = os.path.realpath(directory)
+    from memhooks.config import db_path
+    from memhooks.gate import blocked
+
+    if why := blocked(db_path(), project):
+        click.echo(f"memhooks: not warming {project}: {why}", err=True)
+        return
     shown = nullcontext({}) if as_json else _render.warm_progress(project)
     with closing(open_store()) as conn, shown as callbacks:
         result = warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True,

@@ -157,6 +157,8 @@ def _about(doc: dict, size: str) -> list[str]:
         facts.append(f"topic: {one_line(doc['topic'], 120)}")
     if doc.get("version"):
         facts.append(f"version: {one_line(doc['version'], 40)}")
+    if str(doc.get("provenance") or "").startswith("team:"):
+        facts.append(f"from the team store (team member {one_line(doc['provenance'][5:], 64)})")
     return ["- " + " · ".join(facts),
             f"- captured {one_line(doc.get('created_at') or '?', 40)} · accessed {doc['access_count']}× · {size}",
             f"- cite as: {doc['citation']}"]

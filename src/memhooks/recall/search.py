@@ -36,6 +36,7 @@ from memhooks._jsonlite import loads_object
 from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
 from memhooks.store.projections import storable_text
+from memhooks.store.provenance import team_label
 from memhooks.store.reads import note_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
@@ -89,7 +90,7 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
     `matched`: unversioned library IDs (lower-case) picked by disambiguation."""
     base, _ = repo_of(doc.get("library_id"))
     meta = loads_object(doc.get("metadata"))
-    return {
+    out = {
         "id": doc["id"],
         "title": doc.get("title") or doc.get("source"),
         "source": doc.get("source"),
@@ -105,6 +106,10 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
         "bytes": doc.get("bytes"),
         "citation": citation(doc, bool(base and base.lower() in matched)),
     }
+    team = team_label(doc.get("provenance"))
+    if team:
+        out["provenance"] = team  # text from the team store says so, naming the member
+    return out
 
 
 def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:

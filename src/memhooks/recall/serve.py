@@ -27,7 +27,7 @@ import time
 
 from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
-from memhooks.store import queries
+from memhooks.store import provenance, queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
@@ -53,15 +53,13 @@ def _canon(value):
 
 
 def _num(name: str, default: float) -> float:
-    try:
-        v = float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-    return v if v >= 0 else default
+    from memhooks.config import number  # the environment, else the settings file
+    return number(name, default)
 
 
 def _off(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
+    from memhooks.config import setting
+    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
 
 
 class Served:
@@ -178,9 +176,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
         lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
     body = "Available Libraries:\n\n" + "\n".join(lines)
     at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
-    source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
-              "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
-              "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
+    source = provenance.resolve_source(hit.get("origin"), hit.get("matched"))
     from memhooks.recall.render import when_utc
 
     head = _served_head(f"Context7 library ID for {_q(name, 80)}", when_utc(at), f"from {source}")
@@ -238,7 +234,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
     head = _served_head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
-                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}")
+                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}{provenance.team_note(conn, used)}")
     live = max(docwindows.sizes(conn, used).values())
     return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
 
@@ -291,7 +287,8 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
             continue
         from memhooks.recall.render import when_utc
 
-        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), f"for the prompt {_q(prompt)}")
+        asked = f"for the prompt {_q(prompt)}{provenance.team_note(conn, [r['id']])}"
+        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), asked)
         page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
         return Served("webfetch", _wrap(head, r["content"] or "", max_chars), [r["id"]], None,
                       (r["bytes"] or 0) + max(0, page))
@@ -372,6 +369,9 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    from memhooks.gate import blocked
+    if blocked(db, project):
+        return None  # excluded or paused: serve nothing
     key = call_key(tool_name, tool_input, session)
     deadline = budget_deadline()
     conn = connect_guarded(db, deadline)

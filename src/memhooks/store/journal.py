@@ -23,16 +23,19 @@ CACHE_WRITE_EVENT = "CacheWrite"  # hook_event_name of an lc-cache-write, journa
 
 def append(conn, payload: str, *, size: int, project: str | None, error: str | None = None,
            hook_event_name: str | None = None, received_at: float | None = None,
-           state: str | None = None) -> int:
-    """Insert one event (autocommit). A payload with an error is journaled as failed."""
+           state: str | None = None, tool_name: str | None = None) -> int:
+    """Insert one event (autocommit). A payload with an error is journaled as failed.
+    `tool_name` (the capture hook's scan of it) lets a lookup find the pending events of
+    one tool before they are ingested; ingestion sets it again from the parsed payload."""
     from memhooks.sqltext import storable, storable_path
 
     cur = conn.execute(
-        "INSERT INTO events (received_at, hook_event_name, project, payload, bytes, state, error)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (received_at, hook_event_name, tool_name, project, payload, bytes,"
+        " state, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             received_at if isinstance(received_at, (int, float)) else time.time(),
             storable(hook_event_name) if isinstance(hook_event_name, str) else None,
+            storable(tool_name)[:200] if isinstance(tool_name, str) else None,
             storable_path(project) if isinstance(project, str) and project else None,
             storable(payload),
             size if isinstance(size, int) else len(payload),
@@ -77,6 +80,12 @@ def fail_pending(conn, event_id: int, error: str, now: float) -> bool:
 def mark_failed(conn, event_id: int, error: str) -> None:
     """Mark an event just claimed failed after all (its projection raised)."""
     conn.execute("UPDATE events SET state = 'failed', error = ? WHERE id = ?", (error, event_id))
+
+
+def mark_skipped(conn, event_id: int, error: str, now: float | None = None) -> None:
+    """Mark an event skipped after all: admission refused every row of it."""
+    conn.execute("UPDATE events SET state = 'skipped', error = ?,"
+                 " processed_at = coalesce(?, processed_at) WHERE id = ?", (error, now, event_id))
 
 
 def requeue_derived(conn) -> int:

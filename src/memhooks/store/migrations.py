@@ -253,4 +253,26 @@ def m008_team_sync(db):
     )
 
 
+@migration
+def m009_provenance(db):
+    """Where each row came in (memhooks.store.admission): `capture`, `import`, `manual`
+    (lc-cache-write), `added`, `warm` (Context7 API answers) or `team:<member>`. Rows
+    written before are labelled from what they already say about their origin; a team row
+    of before names no member (`team:unknown`)."""
+    for table in ("documents", "libraries", "tier1", "tier2"):
+        if "provenance" not in db[table].columns_dict:
+            db[table].add_column("provenance", str)
+    db.execute("UPDATE documents SET provenance = CASE tool WHEN 'lc-cache-write' THEN 'manual'"
+               " WHEN 'team-pull' THEN 'team:unknown' WHEN 'team-search' THEN 'team:unknown'"
+               " ELSE 'capture' END WHERE provenance IS NULL")
+    db.execute("UPDATE libraries SET provenance = CASE origin WHEN 'capture' THEN 'capture'"
+               " WHEN 'api' THEN 'warm' WHEN 'team' THEN 'team:unknown' ELSE 'import' END"
+               " WHERE provenance IS NULL")
+    db.execute("UPDATE tier1 SET provenance = CASE origin WHEN 'capture' THEN 'capture'"
+               " WHEN 'write' THEN 'manual' ELSE 'warm' END WHERE provenance IS NULL")
+    db.execute("UPDATE tier2 SET provenance = CASE origin WHEN 'capture' THEN 'capture'"
+               " WHEN 'write' THEN 'manual' WHEN 'team' THEN 'team:unknown' ELSE 'import' END"
+               " WHERE provenance IS NULL")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store

@@ -36,7 +36,8 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
         return None
     marks = ",".join("?" * len(keys))
     cols = "library_id, version, versioned_id, origin, matched"
-    fresh = " AND expires_at > ? AND library_id IS NOT NULL ORDER BY resolved_at DESC LIMIT 1"
+    fresh = (" AND expires_at > ? AND library_id IS NOT NULL"  # a team suggestion is never an answer
+             " AND coalesce(matched, '') != 'team-suggestion' ORDER BY resolved_at DESC LIMIT 1")
     loose = loose_key(name)
     attempts = (
         ("project", f"project = ? AND name_key IN ({marks})", (project or "", *keys)),
@@ -82,7 +83,7 @@ def rank_libraries(conn, name: str, *, pattern: str | None = None, exclude: str 
         return []
     marks = ",".join("?" * len(bare))
     title, tail = f"title_key IN ({marks})", f"tail_key IN ({marks})"
-    where, params = f"({title} OR {tail}", [*bare, *bare]
+    where, params = f"origin != 'team' AND ({title} OR {tail}", [*bare, *bare]  # team-only: never
     if pattern is not None:
         where += " OR lower(library_id) LIKE ? ESCAPE '\\' OR title_key LIKE ? ESCAPE '\\'"
         params += [pattern, pattern]
@@ -277,7 +278,7 @@ def fts_query(tokens: list[str], op: str = "AND", prefix: bool = False) -> str |
 
 DOC_COLUMNS = (
     "id, title, source, source_tool, type, url, library_id, topic, version, created_at,"
-    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated"
+    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated, provenance"
 )
 
 

@@ -43,7 +43,25 @@ def _checked(e: dict) -> dict | None:
     version = e.get("version") if valid_version(e.get("version")) else None
     vid = e.get("versioned_id") if valid_library_id(e.get("versioned_id")) else None
     return {"name": name, "version": version, "library_id": lid, "versioned_id": vid,
-            "cached": bool(e.get("cached"))}
+            "cached": bool(e.get("cached")), "suggested": bool(e.get("suggested"))}
+
+
+SUGGESTED_HEAD = ("Suggested by the team store (unverified: another team member's answer that nothing "
+                  "on this machine confirms; check it with resolve-library-id before using it):")
+
+
+def _suggestions(entries: list[dict], budget: int) -> list[str]:
+    """The unverified team suggestions as a short section (checked values only), or []."""
+    lines: list[str] = []
+    budget -= len(SUGGESTED_HEAD) + 1
+    for e in entries:
+        label = e["name"] + (f"@{e['version']}" if e.get("version") else "")
+        line = f"- {label} → {e['library_id']} (suggested by the team store, unverified)"
+        if len(line) + 1 > budget:
+            break
+        lines.append(line)
+        budget -= len(line) + 1
+    return [SUGGESTED_HEAD, *lines] if lines else []
 
 
 def build_context(entries: list[dict], note: str = "") -> str:
@@ -52,10 +70,13 @@ def build_context(entries: list[dict], note: str = "") -> str:
     tier1 that an earlier session resolved. With nothing resolved: what is cached (`note`)."""
     from memhooks.egress import clean
 
-    resolved = [c for c in (_checked(e) for e in entries) if c is not None]
+    checked = [c for c in (_checked(e) for e in entries) if c is not None]
+    resolved = [c for c in checked if not c["suggested"]]
+    suggested = [c for c in checked if c["suggested"]]
     if not resolved:
         head = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
-        return clean("\n".join(x for x in (head, note) if x)[:MAX_CONTEXT])
+        extra = _suggestions(suggested, MAX_CONTEXT - len(head) - len(note) - 2)
+        return clean("\n".join(x for x in (head, note, *extra) if x)[:MAX_CONTEXT])
     head = "memhooks: Context7 library IDs for this project's dependencies:"
     hint = HINT.format(cmd=_docs_command())
     tail = [hint] + ([note] if note else [])
@@ -76,7 +97,8 @@ def build_context(entries: list[dict], note: str = "") -> str:
                 break
         lines.append(line)
         budget -= len(line) + 1
-    return clean("\n".join([head, *lines, *tail])[:MAX_CONTEXT])
+    extra = _suggestions(suggested, budget) if suggested else []
+    return clean("\n".join([head, *lines, *tail, *extra])[:MAX_CONTEXT])
 
 
 def api_backoff(conn, now: float) -> tuple[str, float] | None:

@@ -34,9 +34,12 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
         if row is None or row["expires_at"] <= now:
             complete = False
             continue
+        suggested = row["matched"] == "team-suggestion"
+        if suggested:
+            complete = False  # unverified: a warm asks Context7 when it can
         entries.append({"name": dep["name"], "ecosystem": dep.get("ecosystem"),
                         "version": dep.get("version"), "library_id": row["library_id"],
-                        "versioned_id": row["versioned_id"], "cached": True})
+                        "versioned_id": row["versioned_id"], "cached": True, "suggested": suggested})
     return entries, complete
 
 

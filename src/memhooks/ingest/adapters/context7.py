@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Literal
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text, stripped_str
 from memhooks.ingest.records import (
     AdapterResult,

@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.exa_fetch import FETCH_ERROR_RE as _FETCH_ERROR_RE
 from memhooks.ingest.adapters.exa_fetch import FETCH_TOOLS, SOURCE_TOOL, adapt_fetch
 from memhooks.ingest.adapters.exa_fetch import clean as _clean

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_too_small
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 from memhooks.toolargs import EXA_KEYED_BY as KEYED_BY

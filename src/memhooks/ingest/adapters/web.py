@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_too_small, stripped_str
 from memhooks.ingest.records import AdapterResult, DocumentRecord
 from memhooks.toolargs import webfetch_offset
