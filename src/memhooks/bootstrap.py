@@ -9,10 +9,6 @@ library only and written so that even an old python3 can run it far enough to sa
   ``STATE_DIR/venv``, which is built in the background (detached, under a lock) when missing.
   Prints nothing, or one ``{"systemMessage": …}`` object to show the user once; exit status 3
   when no usable Python exists.
-* ``session-start`` run by a python3 older than 3.11 (``handover``): resolve as ``ensure`` does,
-  then hand the hook over (exec) to the 3.11+ interpreter found, which journals, warms and
-  prints the one JSON object with the notice; the marker it wrote makes the other hooks use
-  that interpreter too. With none, the ``{"systemMessage": …}`` object of ``ensure``.
 * ``full`` (the MCP shim): like ``ensure``, then wait up to ``MEMHOOKS_VENV_WAIT_S`` (25 s)
   for a running venv build; print the path of a python that has the dependencies, or nothing.
 * ``build``: the detached venv builder (``python3 -m venv`` + ``pip install ROOT``), logs to memhooks.log.
@@ -346,30 +342,6 @@ def cmd_ensure(state, root):
     if msg:  # always a whole object: Claude Code shows a bare JSON string to nobody
         sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
     return 3 if status == "no-python" else 0
-
-
-HANDED_OVER = "MEMHOOKS_HANDED_OVER"
-
-
-def handover(state, root, argv):
-    """A python3 too old for memhooks ran a hook (SessionStart): run it under the 3.11+
-    interpreter resolve() finds (exec, so stdin and the JSON answer are that process's), or
-    print the no-python notice. Returns an exit status only when it did not hand over."""
-    hot = None
-    if not os.environ.get(HANDED_OVER):
-        try:
-            hot = resolve(state, root)[0]
-        except Exception as exc:
-            _log("resolve failed: %s" % exc)
-    if hot and _is_exe(hot):
-        os.environ[HANDED_OVER] = "1"
-        entry = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_entry.py")
-        try:
-            sys.stdout.flush()
-            os.execv(hot, [hot, "-I", "-S", entry] + list(argv))
-        except OSError as exc:
-            _log("cannot hand over to %s: %s" % (hot, exc))
-    return cmd_ensure(state, root) and 0
 
 
 def cmd_full(state, root):
