@@ -165,11 +165,11 @@ def test_readme_setup_then_test_install_in_one_venv_keeps_the_hooks_capturing(wo
     proc = sh(world, f". .venv/bin/activate && pip install{flags} -e .")
     _skip_if_offline(proc, "pip install -e .")
     assert not (site / "memhooks").exists()  # what the hooks used to point at is gone
+    assert mcp_answers(world)  # the first to run after the change: the MCP server (site enabled)
+    assert launcher_header(world)["PACKAGE"] == str(world["checkout"] / "src" / "memhooks")
     r = capture(world, "editable")
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert journaled(world) == ["toolu_setup", "toolu_editable"]
-    assert launcher_header(world)["PACKAGE"] == str(world["checkout"] / "src" / "memhooks")
-    assert mcp_answers(world)
 
     # And back: `pip install .` over the editable install.
     proc = sh(world, f". .venv/bin/activate && pip install{flags} .")

@@ -48,31 +48,22 @@ PROBE = (
     "print(s)\n"
 )
 
-TEMPLATE = '''\
-# memhooks launcher, written by `memhooks install` for the interpreter below (it rewrites
-# these five lines itself when memhooks moves; `memhooks install` rewrites the file).
-PYTHON = {python!r}
-PACKAGE = {package!r}
-SITE = {site!r}
-STAMP = {stamp!r}
-CHECKED = {checked!r}
-import os
-import sys
-
-PROBE = {probe!r}
+# The slow path is a string, compiled only when it runs: a script is compiled from source on
+# every run, and the hot path should cost what `_entry.py` costs (a few lines).
+SLOW = r"""
+import time
 
 
 def _relocate():
-    """Ask this interpreter where memhooks is now; record the answer ('' for nowhere)."""
+    # Ask this interpreter where memhooks is now; record the answer ('' for nowhere).
     import subprocess
-    import time
 
     global PACKAGE, SITE, STAMP, CHECKED
     package = site = ""
     try:
         out = subprocess.run([sys.executable, "-E", "-P", "-c", PROBE], stdin=subprocess.DEVNULL,
-                             capture_output=True, timeout=4, cwd="/").stdout.decode().split("\\n")
-        if os.path.isfile(os.path.join(out[0], "_launch.py")):
+                             capture_output=True, timeout=4, cwd="/").stdout.decode().split("\n")
+        if os.path.isabs(out[0]) and os.path.isfile(os.path.join(out[0], "_launch.py")):
             package, site = out[0], out[1] or os.path.dirname(out[0])
     except Exception:
         pass
@@ -83,68 +74,83 @@ def _relocate():
         STAMP = 0
     try:
         with open(__file__, encoding="utf-8") as fh:
-            lines = fh.read().split("\\n")
-        values = {{"PACKAGE": PACKAGE, "SITE": SITE, "STAMP": STAMP, "CHECKED": CHECKED}}
+            lines = fh.read().split("\n")
+        values = {"PACKAGE": PACKAGE, "SITE": SITE, "STAMP": STAMP, "CHECKED": CHECKED}
         for i, line in enumerate(lines[:8]):
             name = line.split(" = ", 1)[0]
             if name in values:
                 lines[i] = "%s = %r" % (name, values[name])
         tmp = "%s.%d.tmp" % (__file__, os.getpid())
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("\\n".join(lines))
+            fh.write("\n".join(lines))
         os.replace(tmp, __file__)
     except OSError:
         pass
 
 
-def _run(argv):
-    fresh = False
+if PACKAGE and "memhooks._launch" in sys.modules:
+    print(PACKAGE)  # --where, and the package is where it was recorded
+    sys.exit(0)
+if _inserted:
+    del sys.path[0]
+for name in [m for m in sys.modules if m == "memhooks" or m.startswith("memhooks.")]:
+    del sys.modules[name]
+if PACKAGE or not 0 <= time.time() - CHECKED < 60:  # not found a moment ago: stay quiet
+    _relocate()
     if PACKAGE:
+        sys.path.insert(0, os.path.dirname(PACKAGE))
         try:
-            fresh = os.stat(SITE).st_mtime_ns == STAMP
-        except OSError:
+            from memhooks._launch import run
+        except ImportError:
             pass
-    if not fresh:
-        if not PACKAGE:
-            import time
+        else:
+            if ARGV[:1] == ["--where"]:
+                print(PACKAGE)
+                sys.exit(0)
+            run(ARGV)
+if ARGV[:1] == ["mcp"]:
+    sys.stderr.write("memhooks: %s no longer has memhooks installed (it moved or was uninstalled). "
+                     "Run `memhooks install` again with the memhooks you use now.\n" % PYTHON)
+    sys.exit(1)
+sys.exit(3 if ARGV[:1] == ["--where"] else 0)
+"""
 
-            if 0 <= time.time() - CHECKED < 60:
-                return False  # no memhooks for this interpreter, checked a moment ago
-        _relocate()
-    for attempt in (0, 1):
-        if PACKAGE:
-            sys.path.insert(0, os.path.dirname(PACKAGE))
-            try:
-                from memhooks._launch import run
-            except ImportError:
-                sys.path.pop(0)
-                for name in [m for m in sys.modules if m == "memhooks" or m.startswith("memhooks.")]:
-                    del sys.modules[name]
-            else:
-                if argv[:1] == ["--where"]:
-                    print(PACKAGE)
-                    return True
-                run(argv)
-                return True
-        if attempt or not fresh:
-            return False
-        _relocate()  # the folder is unchanged but the package is not there (a moved checkout)
-    return False
+TEMPLATE = """\
+# memhooks launcher, written by `memhooks install` for the interpreter below (it rewrites
+# these five lines itself when memhooks moves; `memhooks install` rewrites the file).
+PYTHON = @PYTHON@
+PACKAGE = @PACKAGE@
+SITE = @SITE@
+STAMP = @STAMP@
+CHECKED = @CHECKED@
+import os
+import sys
 
+PROBE = @PROBE@
+SLOW = @SLOW@
 
 if __name__ == "__main__":
     sys.dont_write_bytecode = False
+    ARGV = sys.argv[1:]
     _here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
-    _argv = sys.argv[1:]
-    if not _run(_argv):
-        if _argv[:1] == ["mcp"]:
-            sys.stderr.write(
-                "memhooks: %s no longer has memhooks installed (it moved or was uninstalled). "
-                "Run `memhooks install` again with the memhooks you use now.\\n" % PYTHON)
-            sys.exit(1)
-        sys.exit(3 if _argv[:1] == ["--where"] else 0)
-'''
+    _inserted = False
+    try:
+        _fresh = bool(PACKAGE) and os.stat(SITE).st_mtime_ns == STAMP
+    except OSError:
+        _fresh = False
+    if _fresh:
+        sys.path.insert(0, os.path.dirname(PACKAGE))
+        _inserted = True
+        try:
+            from memhooks._launch import run
+        except ImportError:
+            pass
+        else:
+            if ARGV[:1] != ["--where"]:
+                run(ARGV)
+    exec(compile(SLOW, __file__, "exec"))
+"""
 
 
 def launcher_dir() -> str:
@@ -185,8 +191,11 @@ def render(python: str, package: str, site: str | None = None) -> bytes:
         stamp = os.stat(site).st_mtime_ns
     except OSError:
         stamp = 0
-    return TEMPLATE.format(python=python, package=package, site=site, stamp=stamp, checked=0,
-                           probe=PROBE).encode("utf-8")
+    text = TEMPLATE
+    for key, value in (("PYTHON", python), ("PACKAGE", package), ("SITE", site), ("STAMP", stamp),
+                       ("CHECKED", 0), ("PROBE", PROBE), ("SLOW", SLOW)):
+        text = text.replace(f"@{key}@", repr(value))
+    return text.encode("utf-8")
 
 
 def is_launcher(path) -> bool:
