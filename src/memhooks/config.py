@@ -3,7 +3,7 @@
 import os
 import sys
 
-from memhooks.files import APP, LOG_NAME
+from memhooks.files import APP, LOG_NAME, write_log_line
 
 #: the package's stdlib-only entry script, run by detached children (ingest, warm)
 ENTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_entry.py")
@@ -67,8 +67,6 @@ def _refused(name: str, raw: str) -> None:
     if name in _REFUSED:
         return
     _REFUSED.add(name)  # also guards the log, which asks for db_path() itself
-    from memhooks.files import write_log_line
-
     write_log_line(log_path(), f"{name}={raw!r} is not an absolute path: ignored, using the default location")
 
 
@@ -125,13 +123,12 @@ def file_settings(db: str | None = None) -> dict:
     ident = (path, st.st_ino, st.st_size, st.st_mtime_ns)
     if _FILE[0] == ident:
         return _FILE[1]
+    # lazy: the TOML reader only when a settings file exists
     from memhooks.config_file import load
 
     try:
         values = load(path)
     except (OSError, ValueError) as exc:
-        from memhooks.files import write_log_line
-
         write_log_line(log_path(db), f"settings file ignored: {exc}")
         values = {}
     _FILE[:] = [ident, values]
@@ -235,3 +232,30 @@ def warm_budget_s() -> float:
 
 def context7_api_url() -> str:
     return (os.environ.get("CONTEXT7_API_URL", "").strip() or "https://context7.com/api").rstrip("/")
+
+
+# `memhooks add` / `refresh` (sources you add): limits of one run, each with an env override.
+
+def add_max_pages() -> int:
+    """Pages one `memhooks add`/`refresh` run visits at most, the index included (default 200)."""
+    return max(1, int(_env_num("MEMHOOKS_ADD_MAX_PAGES", 200, int)))
+
+
+def add_max_page_bytes() -> int:
+    """Body bytes read from one response before it is cut off (default 4 MiB)."""
+    return max(1024, int(_env_num("MEMHOOKS_ADD_MAX_PAGE_BYTES", 4 * MiB, int)))
+
+
+def add_max_bytes() -> int:
+    """Body bytes one run downloads in all (default 64 MiB)."""
+    return max(1024, int(_env_num("MEMHOOKS_ADD_MAX_BYTES", 64 * MiB, int)))
+
+
+def add_budget_s() -> float:
+    """Wall time of one run, in seconds (default 300)."""
+    return max(0.1, _env_num("MEMHOOKS_ADD_BUDGET_S", 300.0))
+
+
+def add_timeout_s() -> float:
+    """Time one request may take, connect to last byte, in seconds (default 20)."""
+    return max(0.1, _env_num("MEMHOOKS_ADD_TIMEOUT_S", 20.0))

@@ -33,6 +33,11 @@ SETTINGS = {
     "warm_budget_s": ("seconds", "2", "time a SessionStart warm may spend on the API"),
     "max_doc_bytes": ("size", "2MiB", "cap for one captured document"),
     "max_write_bytes": ("size", "16MiB", "cap for a body written with lc-cache-write"),
+    "add_max_pages": ("number", "200", "pages one `memhooks add`/`refresh` run visits at most"),
+    "add_max_page_bytes": ("size", "4MiB", "body bytes read from one page before it is cut off"),
+    "add_max_bytes": ("size", "64MiB", "body bytes one `memhooks add`/`refresh` run downloads"),
+    "add_budget_s": ("seconds", "300", "wall time of one `memhooks add`/`refresh` run"),
+    "add_timeout_s": ("seconds", "20", "time one request of `memhooks add`/`refresh` may take"),
 }
 
 MAX_FILE_BYTES = 64 * 1024
@@ -66,6 +71,7 @@ def parse_size(text: str) -> int | None:
 def load(path: str) -> dict:
     """The settings in the file at `path` ({} when it is missing). Raises ValueError for a
     file that is not TOML, or not a regular file of at most MAX_FILE_BYTES."""
+    # lazy: tomllib only when a settings file exists (hot paths read settings)
     from memhooks.files import open_regular
 
     fd = open_regular(path, os.O_RDONLY)
@@ -227,6 +233,7 @@ def dumps(values: dict) -> str:
 
 def save(path: str, values: dict) -> None:
     """Write the file atomically, 0600, in the store's 0700 folder."""
+    # lazy: only for `memhooks config set`
     from memhooks.files import make_private_dirs
 
     folder = os.path.dirname(path)

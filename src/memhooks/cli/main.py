@@ -19,6 +19,7 @@ from memhooks.cli import (
     journal,
     privacy,
     recall,
+    sources,
     team,
     transcripts,
     warm,
@@ -107,7 +108,7 @@ def main(ctx):
 
 
 for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,
-                privacy, config_cmd):
+                privacy, config_cmd, sources):
     _module.register(main)
 
 

@@ -100,6 +100,7 @@ class Warm(BaseModel):
     files: list[str]
     api_requests: Count
     rate_limited: bool
+    rejected: Count
 
 
 class DoctorCheck(_Result):
@@ -149,6 +150,56 @@ class ConfigList(_Result):
     unknown: list[str]
 
 
+class SourceLimits(_Result):
+    pages: Count
+    page_bytes: Count
+    total_bytes: Count
+    budget_s: float
+    timeout_s: float
+
+
+class SourcePage(_Result):
+    url: str
+    outcome: str
+    document_id: int | None
+    bytes: Count
+    downloaded: Count
+    reason: str | None
+
+
+class SourceRun(_Result):
+    """`memhooks add --json` / `memhooks refresh --json`: what one run fetched and stored."""
+    command: str
+    roots: list[str]
+    visited: Count
+    outcomes: dict[str, Count]
+    skipped: dict[str, Count]
+    requests: Count
+    bytes_downloaded: Count
+    bytes_stored: Count
+    limits: SourceLimits
+    limits_hit: list[str]
+    seconds: float
+    pages: list[SourcePage]
+
+
+class Source(_Result):
+    url: str
+    library_id: str | None
+    version: str | None
+    pages: Count
+    documents: Count
+    bytes: Count
+    last_checked: float | None
+    oldest_checked: float | None
+    statuses: dict[str, Count]
+
+
+class Sources(_Result):
+    count: Count
+    sources: list[Source]
+
+
 MODELS: dict[str, type[BaseModel]] = {
     "no-store": NoStore,
     "stats": StatsReport,
@@ -166,6 +217,9 @@ MODELS: dict[str, type[BaseModel]] = {
     "import-transcripts": Transcripts,
     "forget": Forget,
     "config list": ConfigList,
+    "add": SourceRun,
+    "refresh": SourceRun,
+    "sources": Sources,
 }
 LISTS: dict[str, type[BaseModel]] = {"doctor": DoctorCheck}  # results that are a JSON list
 

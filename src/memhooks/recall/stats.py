@@ -18,7 +18,7 @@ import os
 import time
 
 from memhooks.recall.render import iso_utc
-from memhooks.store import stats_queries
+from memhooks.store import fallback_log, stats_queries
 from memhooks.store.serve_log import summary as serving
 
 EVENT_STATES = ("pending", "done", "failed", "skipped")
@@ -131,6 +131,7 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "events": {"total": sum(by_state.values()), "by_state": by_state,
                    "skip_reasons": reasons("skipped", 50), "failure_reasons": reasons("failed", 20)},
         "serving": served,
+        "fallbacks": fallback_log.summary(conn, p),
         "daily": _daily(conn, p, now, DAYS, served),
     }
     # lazy: heavy optional dependency (pydantic), for `stats --json` only

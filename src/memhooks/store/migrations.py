@@ -275,4 +275,51 @@ def m009_provenance(db):
                " WHERE provenance IS NULL")
 
 
+@migration
+def m010_sources(db):
+    """Sources the user added (`memhooks add`/`refresh`): one row per fetched URL, with its
+    HTTP validators (ETag, Last-Modified) for conditional revalidation, the document it is
+    stored as (NULL once that document is forgotten or gone) and how its last check went.
+    `root` is the URL given to `memhooks add` (an llms.txt, or the page itself)."""
+    db.execute("""CREATE TABLE IF NOT EXISTS sources (
+        url TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        site TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('index', 'page')),
+        title TEXT,
+        library_id TEXT,
+        version TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        content_hash TEXT,
+        document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        wire_bytes INTEGER NOT NULL DEFAULT 0,
+        added_at REAL NOT NULL,
+        fetched_at REAL,
+        checked_at REAL,
+        status TEXT NOT NULL,
+        error TEXT
+    )""")
+    db["sources"].create_index(["root"], index_name="sources_root", if_not_exists=True)
+    db["sources"].create_index(["document_id"], index_name="sources_document", if_not_exists=True)
+
+
+@migration
+def m011_fallback_log(db):
+    """Fallbacks: a live tool call that failed (rate limit, quota, 5xx, network, empty) and
+    was answered from the store by the PostToolUse hook (memhooks.recall.fallback), one row
+    each: the tool kind, the library, why the live call failed, which output field carried
+    the answer (updatedToolOutput, updatedMCPToolOutput or additionalContext), the CLI
+    version it was chosen for, and when the oldest document used was captured."""
+    db["fallback_log"].create(
+        {"id": int, "at": float, "day": str, "project": str, "session_id": str, "tool": str,
+         "tool_name": str, "library_id": str, "reason": str, "field": str, "cli_version": str,
+         "document_ids": str, "bytes": int, "captured_at": float},
+        pk="id", not_null={"at", "day", "tool", "field", "bytes"}, defaults={"bytes": 0},
+        if_not_exists=True,
+    )
+    db["fallback_log"].create_index(["day"], index_name="fallback_log_day", if_not_exists=True)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
