@@ -9,7 +9,8 @@ Rows:
   4. `python -I -S …/_entry.py lc-cache-lookup react` (what both should cost)
   5. `hooks/session-start`, lockfiles unchanged
   6. `hooks/post-tool-use`, a 50 KB query-docs payload (journal + detached ingester spawn)
-     (5 and 6 again as Claude Code runs them: hooks.json's command through `sh -c`)
+     (5 and 6 again as Claude Code runs them: hooks.json's command through `sh -c`, and
+     the commands `memhooks install` writes, which run its launcher, through `sh -c`)
   7. yellow-research's own `lc-cache-lookup react` (`--yr PATH` to its checkout)
   8. `memhooks mcp`, spawn to the `initialize` answer, through the real `mcp` client
 
@@ -30,6 +31,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 from _timing import PYTHON, compare, floor_line
 from capture import payload as query_docs_payload
 
@@ -185,6 +187,21 @@ def main() -> None:
             command = hooks[event][0]["hooks"][0]["command"]
             row(f"hooks.json {event} command via sh -c (as Claude Code runs it)", ["sh", "-c", command],
                 stdin=stdin, env=cc_env, rounds=args.rounds)
+        # What `memhooks install` writes: the python runs the launcher in memhooks' data folder.
+        from memhooks.setup.entries import Entries
+        from memhooks.setup.launcher import launcher_path, render
+
+        launcher = launcher_path(PYTHON, data)
+        with open(launcher, "wb") as fh:
+            fh.write(render(PYTHON, os.path.join(ROOT, "src", "memhooks")))
+        installed = Entries(python=PYTHON, entry=launcher)
+        pip_env = dict(base, MEMHOOKS_DB=os.path.join(data, "memhooks.db"), CLAUDE_PROJECT_DIR=project,
+                       MEMHOOKS_OFFLINE="1")
+        row("installed PostToolUse command via sh -c (memhooks install: the launcher)",
+            ["sh", "-c", installed.post_tool_use], stdin=query_docs_payload(), env=pip_env,
+            rounds=args.rounds)
+        row("installed SessionStart command via sh -c (lockfiles unchanged)",
+            ["sh", "-c", installed.session_start], stdin=start, env=pip_env, rounds=args.rounds)
         if args.yr:
             found = sorted(os.path.join(d, "lc-cache-lookup") for d, _, files in os.walk(args.yr)
                            if "lc-cache-lookup" in files and ".git" not in d)

@@ -15,6 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / "hooks"
 BIN = ROOT / "bin"
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
+CONSOLE_SCRIPTS = ("memhooks", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")
+
+
+def console_script(name: str) -> Path:
+    """A console script of the environment running the tests: beside the interpreter, never
+    whatever `PATH` finds first (another install's `memhooks` would be tested instead)."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        pytest.skip(f"{name} is not installed beside {sys.executable} (pip install -e '.[test]')")
+    return path
 
 
 @pytest.fixture
@@ -38,6 +48,8 @@ def run(argv, *, stdin: bytes | str | None = None, env: dict | None = None, time
         **kw) -> subprocess.CompletedProcess:
     if isinstance(stdin, str):
         stdin = stdin.encode()
+    if argv and str(argv[0]) in CONSOLE_SCRIPTS:  # a bare name: this environment's script
+        argv = [console_script(str(argv[0])), *argv[1:]]
     return subprocess.run([str(a) for a in argv], input=stdin, capture_output=True,
                           env=env if env is not None else os.environ.copy(), timeout=timeout, **kw)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -13,16 +12,14 @@ from contextlib import closing, contextmanager
 
 import pytest
 
-from conftest import BIN, db_rows, ingest, journal_file, run, run_hook
+from conftest import BIN, console_script, db_rows, ingest, journal_file, run, run_hook
 
 SHIM = {name: ["bash", str(BIN / name)] for name in
         ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")}
 
 
 def console(name):
-    path = shutil.which(name)
-    assert path, f"{name} console script is not installed"
-    return [path]
+    return [str(console_script(name))]
 
 
 @pytest.fixture(params=["shim", "console"])

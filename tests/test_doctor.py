@@ -139,7 +139,7 @@ def test_installed_entries_are_checked(env):
     assert by["python"]["status"] == "ok" and "installed hooks" in by["python"]["detail"]
     # Point the hooks at an entry file that is gone: a failure.
     settings = env["home"] / ".claude" / "settings.json"
-    text = settings.read_text().replace("_entry.py", "gone/memhooks/_entry.py")
+    text = settings.read_text().replace("/memhooks-launch-", "/gone/memhooks-launch-")
     settings.write_text(text)
     proc, by = as_json(env)
     assert by["install:user"]["status"] == "fail" and proc.returncode != 0

@@ -99,8 +99,12 @@ def test_plugin_shims_stay_on_the_standard_library(env, tmp_path):
 
 def test_installed_commands_stay_on_the_standard_library(env, tmp_path):
     from memhooks.setup.install import Entries
+    from memhooks.setup.launcher import launcher_path, render
 
-    entries = Entries(python=sys.executable, entry=str(ROOT / "src" / "memhooks" / "_entry.py"))
+    # What `memhooks install` writes: the commands run the launcher in memhooks' data folder.
+    launcher = Path(launcher_path(sys.executable, str(tmp_path / "data")))
+    launcher.write_bytes(render(sys.executable, str(ROOT / "src" / "memhooks")))
+    entries = Entries(python=sys.executable, entry=str(launcher))
     for command, stdin in ((entries.post_tool_use, _post()), (entries.pre_tool_use, _pre()),
                            (entries.session_start, _start(env["CLAUDE_PROJECT_DIR"])),
                            (entries.session_start, _start(env["CLAUDE_PROJECT_DIR"]))):

@@ -15,6 +15,13 @@ from memhooks.setup import install as inst
 
 SCOPES = ["user", "project", "local"]
 CLI = [sys.executable, "-m", "memhooks.cli.main"]
+TAIL = " 2>/dev/null || true"  # a hook whose interpreter is gone exits 0
+
+
+def _key() -> str:
+    import hashlib
+
+    return hashlib.sha256(os.path.abspath(sys.executable).encode()).hexdigest()[:12]
 
 
 @pytest.fixture
@@ -107,22 +114,24 @@ def test_fresh_install_writes_the_right_files(env, scope):
     assert proc.returncode == 0, proc.stderr
     hooks_file, mcp_file = files_for(env, scope)
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    assert len(lines) == 2 and all(ln.startswith("created ") for ln in lines), proc.stdout
+    assert len(lines) == 3 and all(ln.startswith("created ") for ln in lines), proc.stdout
+    launcher = env["tmp"] / "data" / f"memhooks-launch-{_key()}.py"  # in memhooks' data folder
+    assert lines[0] == f"created {launcher} (launcher for {os.path.abspath(sys.executable)})"
 
     settings = json.loads(hooks_file.read_text())
     cmds = our_commands(settings)
     assert set(cmds) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"}
     assert all(len(v) == 1 for v in cmds.values())
-    assert " -I -S " in cmds["PreToolUse"][0] and cmds["PreToolUse"][0].endswith(" pre-tool-use")
+    assert " -I -S " in cmds["PreToolUse"][0] and cmds["PreToolUse"][0].endswith(" pre-tool-use" + TAIL)
     assert settings["hooks"]["PreToolUse"][0]["matcher"] == inst.SERVE_MATCHER
     post, start = cmds["PostToolUse"][0], cmds["SessionStart"][0]
     assert post == cmds["PostToolUseFailure"][0]
-    assert " -I -S " in post and post.endswith(" post-tool-use")
-    assert start.endswith(" session-start") and " -I -S " in start
+    assert " -I -S " in post and post.endswith(" post-tool-use" + TAIL)
+    assert start.endswith(" session-start" + TAIL) and " -I -S " in start
     for cmd in (post, start):
         paths = inst.command_paths(cmd)
         assert len(paths) == 2 and all(os.path.isabs(p) and os.path.exists(p) for p in paths)
-        assert paths[1].endswith(os.path.join("memhooks", "_entry.py"))
+        assert paths == [os.path.abspath(sys.executable), str(launcher)]
     for event in ("PostToolUse", "PostToolUseFailure"):
         (group,) = settings["hooks"][event]
         assert group["matcher"] == inst.TOOL_MATCHER
@@ -131,7 +140,7 @@ def test_fresh_install_writes_the_right_files(env, scope):
 
     server = servers_in(json.loads(mcp_file.read_text()), scope, env["project"])["memhooks"]
     assert os.path.isabs(server["command"]) and os.path.exists(server["command"])
-    assert server["args"][-1] == "mcp" and os.path.exists(server["args"][0])
+    assert server["args"] == [str(launcher), "mcp"]
 
 
 @pytest.mark.parametrize("scope", SCOPES)
@@ -167,7 +176,7 @@ def test_foreign_settings_are_preserved_and_uninstall_restores_them(env, scope, 
 
     proc = cli(env, "install", "--scope", scope)
     assert proc.returncode == 0, proc.stderr
-    assert len(proc.stdout.strip().splitlines()) == 2
+    assert len(proc.stdout.strip().splitlines()) == 3  # the launcher and the two files
 
     # Files this scope does not use are not touched at all.
     for p in everything:
@@ -318,9 +327,16 @@ def test_paths_with_spaces_and_quotes_are_quoted():
     e = inst.Entries(python="/a b/py$thon", entry="/c d/memhooks/_entry.py")
     import shlex
 
-    assert shlex.split(e.post_tool_use) == ["/a b/py$thon", "-I", "-S", "/c d/memhooks/_entry.py", "post-tool-use"]
-    assert shlex.split(e.session_start) == ["/a b/py$thon", "-I", "-S", "/c d/memhooks/_entry.py", "session-start"]
+    tail = shlex.split(TAIL)
+    assert shlex.split(e.post_tool_use) == ["/a b/py$thon", "-I", "-S", "/c d/memhooks/_entry.py", "post-tool-use",
+                                            *tail]
+    assert shlex.split(e.session_start) == ["/a b/py$thon", "-I", "-S", "/c d/memhooks/_entry.py", "session-start",
+                                            *tail]
     assert inst.is_our_command(e.post_tool_use)
+    launched = inst.Entries(python="/a b/py$thon", entry="/d e/memhooks-launch-0123456789ab.py")
+    assert shlex.split(launched.pre_tool_use)[3] == "/d e/memhooks-launch-0123456789ab.py"
+    assert inst.is_our_command(launched.pre_tool_use) and inst.is_our_server(launched.server("user"))
+    assert not inst.is_our_command('"/x/python" /x/my-launch-0123456789ab.py post-tool-use')
 
 
 # ----------------------------------------------------------------------------- the written commands run

@@ -16,7 +16,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import fold_reads
+from conftest import console_script, fold_reads
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
@@ -147,7 +147,7 @@ def test_get_document_full_text_fenced_and_counted(store, tmp_path):
 
 def test_plugin_shim_serves_and_cli_command_serves(store, tmp_path):
     """bin/memhooks-mcp (what .mcp.json runs) and `memhooks mcp` both answer."""
-    for command in (["bash", str(ROOT / "bin" / "memhooks-mcp")], ["memhooks", "mcp"]):
+    for command in (["bash", str(ROOT / "bin" / "memhooks-mcp")], [str(console_script("memhooks")), "mcp"]):
         params = server_params(store, str(tmp_path), command)
         params.env["MEMHOOKS_PYTHON"] = sys.executable
         _, tools, (res,) = anyio.run(session_calls, params,

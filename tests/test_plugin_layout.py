@@ -56,7 +56,7 @@ def test_manifests_parse_and_point_at_executables():
         assert p.is_file() and os.access(p, os.X_OK), p
     for rel in SHIMS:
         assert os.access(ROOT / rel, os.X_OK), rel
-    for rel in ("src/memhooks/_entry.py", "src/memhooks/bootstrap.py", "bin/_python.sh"):
+    for rel in ("src/memhooks/_entry.py", "src/memhooks/bootstrap.py", "lib/python.sh"):
         assert (ROOT / rel).is_file()
 
 

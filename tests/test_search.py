@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import fold_reads
+from conftest import console_script, fold_reads
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pipeline import ingest_pending
 from memhooks.recall import libraries, render, search
@@ -422,7 +422,7 @@ def test_cli_show_missing_id_is_one_line_error(db):
     from memhooks.store.connect import connect
 
     connect(db).close()  # an empty store (no store at all: tests/test_no_store.py)
-    proc = subprocess.run(["memhooks", "show", "424242"], capture_output=True, text=True,
+    proc = subprocess.run([console_script("memhooks"), "show", "424242"], capture_output=True, text=True,
                           env={**os.environ, "MEMHOOKS_DB": db}, timeout=60)
     assert proc.returncode != 0
     assert proc.stdout == ""

@@ -140,7 +140,7 @@ def test_a_relative_memhooks_db_in_the_env_file_is_replaced(world):
 
 
 def test_shim_and_python_agree_on_the_state_folder(world):
-    """bin/_python.sh's MEMHOOKS_STATE and memhooks.bootstrap.default_state_dir() are the same
+    """lib/python.sh's MEMHOOKS_STATE and memhooks.bootstrap.default_state_dir() are the same
     folder for every form of the settings."""
     home = str(world["home"])
     cases = [
@@ -155,7 +155,7 @@ def test_shim_and_python_agree_on_the_state_folder(world):
         {"CLAUDE_PLUGIN_DATA": "~root/pd"},
         {"CLAUDE_PLUGIN_DATA": "~no-such-user-here/pd"},
     ]
-    probe = (f'. "{ROOT}/bin/_python.sh"; printf "%s" "$MEMHOOKS_STATE"')
+    probe = (f'. "{ROOT}/lib/python.sh"; printf "%s" "$MEMHOOKS_STATE"')
     py = ("import sys; sys.path.insert(0, sys.argv[1]); import bootstrap;"
           " print(bootstrap.default_state_dir(), end='')")
     for case in cases:

@@ -42,13 +42,14 @@ def main(argv):
         _record_interpreter()
     cmd, args = (argv[0] if argv else ""), argv[1:]
     if sys.version_info < (3, 11):
-        # Too old for memhooks: SessionStart in plugin mode says so once; all else is quiet.
+        # Too old for memhooks: SessionStart in plugin mode hands over to a 3.11+ python it
+        # finds (python3.1x on PATH, the plugin's venv), or says once that there is none.
         state = os.environ.get("MEMHOOKS_BOOTSTRAP_STATE", "")
         if cmd == "session-start" and state:
             from memhooks import bootstrap
 
-            return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
-                                        bootstrap.plugin_root()) and 0
+            return _handover(bootstrap, state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
+                             bootstrap.plugin_root(), argv)
         return 0
     if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
@@ -88,6 +89,28 @@ def main(argv):
         return mcp_main(args)
     sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
     return 0
+
+
+def _handover(bootstrap, state, root, argv):
+    """SessionStart run by a python3 too old for memhooks (plugin mode): run the hook under the
+    3.11+ interpreter bootstrap.resolve() finds (exec: stdin and the one JSON answer are that
+    process's; the marker it wrote makes the other hooks use it too), else print the notice
+    object (no usable Python). Returns an exit status only when it did not hand over."""
+    hot = None
+    if not os.environ.get("MEMHOOKS_HANDED_OVER"):
+        try:
+            hot = bootstrap.resolve(state, root)[0]
+        except Exception as exc:
+            bootstrap._log("resolve failed: %s" % exc)
+    if hot and bootstrap._is_exe(hot):
+        os.environ["MEMHOOKS_HANDED_OVER"] = "1"
+        entry = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_entry.py")
+        try:
+            sys.stdout.flush()
+            os.execv(hot, [hot, "-I", "-S", entry] + list(argv))
+        except OSError as exc:
+            bootstrap._log("cannot hand over to %s: %s" % (hot, exc))
+    return bootstrap.cmd_ensure(state, root) and 0
 
 
 def _team_pull(db, project) -> None:

@@ -7,8 +7,8 @@ library only and written so that even an old python3 can run it far enough to sa
   it is missing or stale, probe ``python3``/``python3.1x`` on PATH (version ≥ 3.11, and whether
   the dependencies are importable), else fall back to the plugin's own venv in
   ``STATE_DIR/venv``, which is built in the background (detached, under a lock) when missing.
-  Prints nothing, or a JSON string to show the user once as a ``systemMessage``; exit status 3
-  (after printing a whole ``{"systemMessage": …}`` object, once) when no usable Python exists.
+  Prints nothing, or one ``{"systemMessage": …}`` object to show the user once; exit status 3
+  when no usable Python exists.
 * ``full`` (the MCP shim): like ``ensure``, then wait up to ``MEMHOOKS_VENV_WAIT_S`` (25 s)
   for a running venv build; print the path of a python that has the dependencies, or nothing.
 * ``build``: the detached venv builder (``python3 -m venv`` + ``pip install ROOT``), logs to memhooks.log.
@@ -69,7 +69,7 @@ def _abs_setting(name):  # a path setting read as memhooks.config does: None whe
 
 
 def default_state_dir():
-    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the data dir."""
+    """Same answer as lib/python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the data dir."""
     if _abs_setting("CLAUDE_PLUGIN_DATA") or _abs_setting("MEMHOOKS_DB"):
         return _abs_setting("CLAUDE_PLUGIN_DATA") or os.path.dirname(_abs_setting("MEMHOOKS_DB"))
     if sys.platform == "darwin":
@@ -339,13 +339,9 @@ def cmd_ensure(state, root):
     import json
 
     _full, status, msg = ensure(state, root)
-    if status == "no-python":
-        if msg:
-            sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
-        return 3
-    if msg:
-        sys.stdout.write(json.dumps(msg) + "\n")
-    return 0
+    if msg:  # always a whole object: Claude Code shows a bare JSON string to nobody
+        sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
+    return 3 if status == "no-python" else 0
 
 
 def cmd_full(state, root):

@@ -39,7 +39,7 @@ def user_data_dir() -> str:
         base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
         return os.path.join(base, APP, APP)
     # A relative XDG_DATA_HOME is ignored (the XDG rule; relative to a hook's working folder,
-    # it would put the store inside a project), as bin/_python.sh does.
+    # it would put the store inside a project), as lib/python.sh does.
     base = os.path.expanduser(os.environ.get("XDG_DATA_HOME", "").strip())
     if not base or not os.path.isabs(base):
         base = os.path.expanduser("~/.local/share")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,11 +72,9 @@ PROMPT = "How do I clean up a React effect? Check the docs and the web."
 
 
 def _memhooks_cli() -> list[str]:
-    exe = Path(sys.executable).parent / "memhooks"
+    exe = Path(sys.executable).parent / "memhooks"  # this environment's, never PATH's
     if exe.exists():
         return [str(exe)]
-    if shutil.which("memhooks"):
-        return [shutil.which("memhooks")]
     return [sys.executable, "-m", "memhooks.cli.main"]
 
 

@@ -13,10 +13,14 @@ SCOPE_HELP = ("user: ~/.claude/settings.json + ~/.claude.json; project: .claude/
 
 def _run(action: str, scope: str, project: str | None, dry_run: bool, allow: bool = False) -> None:
     # lazy: each command's library code loads in that command only (CLI start-up)
+    import os
+
     from memhooks.setup.install import InstallError, diff, run
 
+    # Set by the plugin's bin/memhooks: the plugin has its own hooks; only its rules are written.
+    plugin_root = os.environ.get("MEMHOOKS_PLUGIN_ROOT", "").strip() or None
     try:
-        p = run(action, scope, project, dry_run=dry_run, allow=allow)
+        p = run(action, scope, project, dry_run=dry_run, allow=allow, plugin_root=plugin_root)
     except InstallError as exc:
         click.echo(f"memhooks: {exc}", err=True)
         sys.exit(1)
@@ -37,7 +41,7 @@ def _run(action: str, scope: str, project: str | None, dry_run: bool, allow: boo
             click.echo(f"would have {ch.verb} {ch.path} ({', '.join(ch.what)})")
         else:
             click.echo(f"{ch.verb} {ch.path} ({', '.join(ch.what)})")
-    if action == "install" and scope == "project" and not dry_run:
+    if action == "install" and scope == "project" and not dry_run and not plugin_root:
         click.echo("memhooks: project MCP servers in .mcp.json need approval in Claude Code "
                    "(or \"enableAllProjectMcpServers\": true)", err=True)
     if action == "install":

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 from memhooks import config
 from memhooks.deps import MODULES as DEPS  # noqa: F401 - doctor.DEPS: what the checks need (tests/test_config.py)
 from memhooks.files import fallback_dirs
+from memhooks.setup import launcher
 from memhooks.setup.install import command_paths, installed_entries
 from memhooks.setup.pyprobe import plugin_pythons, probe_python
 from memhooks.store import health
@@ -204,9 +205,9 @@ def plugin_layout_problems(root: str) -> list[str]:
                     problems.append(f"missing {path}")
                 elif not os.access(path, os.X_OK):
                     problems.append(f"not executable: {path}")
-    for name in ("_entry.py", "bootstrap.py"):
-        if not os.path.isfile(os.path.join(root, "src", "memhooks", name)):
-            problems.append(f"missing src/memhooks/{name}")
+    for rel in ("src/memhooks/_entry.py", "src/memhooks/bootstrap.py", "lib/python.sh", "bin/memhooks"):
+        if not os.path.isfile(os.path.join(root, rel)):
+            problems.append(f"missing {rel}")
     return problems
 
 
@@ -245,18 +246,17 @@ def check_installed(scope: str, project: str) -> tuple[Check, list[str]]:
     commands = list(hooks.values())
     if server:
         commands.append(" ".join(json.dumps(w) for w in [server.get("command", ""), *server.get("args", [])]))
-    for cmd in commands:
-        paths = command_paths(cmd)
-        if paths:
+    broken: list[str] = []
+    for paths in dict.fromkeys(tuple(command_paths(cmd)[:2]) for cmd in commands):
+        if paths and os.path.exists(paths[0]):
             pythons.append(paths[0])
-        for path in paths:
-            if not os.path.exists(path):
-                problems.append(f"missing {path}")
+        broken += launcher.problems(list(paths))
     pythons = list(dict.fromkeys(pythons))
-    if any(p.startswith("missing ") for p in problems):
-        return Check(name, "fail", "; ".join(dict.fromkeys(problems)) + " (re-run `memhooks install`)"), pythons
-    if problems:
-        return Check(name, "warn", "; ".join(problems) + " (re-run `memhooks install`)"), pythons
+    fix = launcher.reinstall_hint(scope)
+    if any("directly" not in b for b in broken):
+        return Check(name, "fail", "; ".join(dict.fromkeys(broken + problems)) + f": the hooks do nothing; {fix}"), pythons
+    if broken or problems:
+        return Check(name, "warn", "; ".join(dict.fromkeys(broken + problems)) + f" ({fix})"), pythons
     where = files["hooks"] if files["hooks"] == files["mcp"] else f"{files['hooks']} + {files['mcp']}"
     return Check(name, "ok", f"hooks and MCP server in {where}"), pythons
 

@@ -1,6 +1,8 @@
 """memhooks' entries in Claude Code's settings: where each scope's files live, the hook
 commands and the MCP server spec memhooks writes, the allow rules for its read-only tools,
-and how our entries are recognised (by the command running ``memhooks/_entry.py``)."""
+and how our entries are recognised: by the command running memhooks' launcher
+(``…/memhooks-launch-<key>.py``, memhooks.setup.launcher) or, as written before it,
+``…/memhooks/_entry.py``."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+from memhooks.setup.launcher import launcher_path, package_dir
 from memhooks.setup.settings_file import InstallError
 
 # The matchers live with the routing predicate; the plugin's hooks.json has the same strings
@@ -21,7 +24,9 @@ SERVE_TIMEOUT_S = 5
 HOOK_TIMEOUT_S = 10
 SESSION_START_TIMEOUT_S = 10
 
-_OURS = re.compile(r"memhooks[/\\]_entry\.py")
+_OURS = re.compile(r"memhooks[/\\]_entry\.py|memhooks-launch-[0-9a-f]{8,64}\.py")
+# After the interpreter: a hook whose interpreter is gone (a deleted venv) exits 0, silently.
+HOOK_TAIL = " 2>/dev/null || true"
 
 
 # ----------------------------------------------------------------------------- paths
@@ -63,8 +68,8 @@ def mcp_container_path(scope: str, project: str) -> list[str]:
 # ----------------------------------------------------------------------------- our entries
 
 def entry_file() -> str:
-    """Absolute path of the installed `memhooks/_entry.py`."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_entry.py")
+    """Absolute path of the running package's `memhooks/_entry.py`."""
+    return os.path.join(package_dir(), "_entry.py")
 
 
 _SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./~-]+")
@@ -80,19 +85,27 @@ def shell_quote(s: str) -> str:
 @dataclass
 class Entries:
     python: str
-    entry: str
+    entry: str  # what the commands run: the launcher (or a package's `_entry.py`)
+    package: str = ""  # the memhooks package folder (default: the entry's folder)
+
+    @property
+    def package_dir(self) -> str:
+        return self.package or os.path.dirname(self.entry)
+
+    def _command(self, what: str) -> str:
+        return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} {what}{HOOK_TAIL}"
 
     @property
     def post_tool_use(self) -> str:
-        return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} post-tool-use"
+        return self._command("post-tool-use")
 
     @property
     def pre_tool_use(self) -> str:
-        return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} pre-tool-use"
+        return self._command("pre-tool-use")
 
     @property
     def session_start(self) -> str:
-        return f"{shell_quote(self.python)} -I -S {shell_quote(self.entry)} session-start"
+        return self._command("session-start")
 
     def hooks(self) -> dict[str, tuple[str, str, int]]:
         """event → (matcher, command, timeout)."""
@@ -126,7 +139,7 @@ def mcp_tool_rules(server: str = SERVER_NAME) -> list[str]:
 def lookup_paths(entries: Entries) -> list[tuple[str, str]]:
     """The lc-cache-lookup* commands by absolute path: the bin/ shims of a checkout (run as
     `bash "…"`), and the console scripts beside the python."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(entries.entry)))
+    root = os.path.dirname(os.path.dirname(entries.package_dir))
     out: list[tuple[str, str]] = []
     for name in LOOKUP_COMMANDS:
         shim = os.path.join(root, "bin", name)
@@ -150,12 +163,35 @@ def allow_rules(entries: Entries) -> list[str]:
     return rules
 
 
-def is_our_rule(rule) -> bool:
-    return isinstance(rule, str) and (rule in mcp_tool_rules() or bool(_OUR_BASH_RULE.fullmatch(rule)))
+# The plugin's MCP server is `plugin:memhooks:memhooks`: its tools are mcp__plugin_memhooks_memhooks__….
+PLUGIN_SERVER = "plugin_memhooks_memhooks"
+
+
+def plugin_allow_rules(root: str) -> list[str]:
+    """The same rules for a plugin install (`memhooks install --allow` through the plugin's
+    bin/memhooks): the plugin server's tools, and the plugin's bin/ lookups by exact path (as
+    SessionStart names them to the agent: `bash "<root>/bin/lc-cache-lookup-docs"`)."""
+    rules = mcp_tool_rules(PLUGIN_SERVER)
+    root = os.path.abspath(root)
+    for name in LOOKUP_COMMANDS:
+        shim = os.path.join(root, "bin", name)
+        rules.append(f'Bash(bash "{shim}" *)')
+        if " " not in shim:
+            rules.append(f"Bash(bash {shim} *)")
+    return rules
+
+
+def is_our_rule(rule, plugin: bool = False) -> bool:
+    """One of the rules `install --allow` adds (pip form, or with plugin=True the plugin's)."""
+    if not isinstance(rule, str):
+        return False
+    return rule in mcp_tool_rules(PLUGIN_SERVER if plugin else SERVER_NAME) or bool(_OUR_BASH_RULE.fullmatch(rule))
 
 
 def default_entries() -> Entries:
-    return Entries(python=os.path.abspath(sys.executable), entry=entry_file())
+    """This interpreter, through its launcher in memhooks' data folder."""
+    python = os.path.abspath(sys.executable)
+    return Entries(python=python, entry=launcher_path(python), package=package_dir())
 
 
 def is_our_command(command) -> bool:

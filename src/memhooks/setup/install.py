@@ -14,8 +14,11 @@ local      ``<project>/.claude/settings.local.json`` ``~/.claude.json`` ``projec
 ``~/.claude`` is ``$CLAUDE_CONFIG_DIR`` when that is set, and ``~/.claude.json`` is then
 ``$CLAUDE_CONFIG_DIR/.claude.json`` (as Claude Code resolves them).
 
-Our entries are recognised by their command: it runs ``…/memhooks/_entry.py`` (Claude Code
-validates settings files strictly, so no marker field is added). Files are parsed, changed
+The commands run memhooks' launcher, a small script `install` writes into memhooks' data folder
+(memhooks.setup.launcher), so they keep working when memhooks is reinstalled, upgraded or
+installed editable. Our entries are recognised by their command: it runs that launcher, or
+``…/memhooks/_entry.py`` as installs before it wrote (Claude Code validates settings files
+strictly, so no marker field is added). Files are parsed, changed
 and written back with their own indentation, atomically (temp file + rename, mode kept),
 and only when the bytes change; a file that is not valid JSON is never touched.
 
@@ -32,6 +35,8 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, field
+
+from memhooks.files import make_private_dirs
 
 # Re-exported: callers and tests use `memhooks.setup.install` as the one entry point.
 from memhooks.setup.entries import (
@@ -58,10 +63,13 @@ from memhooks.setup.entries import (
     lookup_paths,
     mcp_container_path,
     mcp_tool_rules,
+    plugin_allow_rules,
     project_key,
     shell_quote,
     targets,
 )
+from memhooks.setup.launcher import is_launcher
+from memhooks.setup.launcher import render as render_launcher
 from memhooks.setup.settings_file import InstallError, JsonFile, Raced, atomic_write, container
 from memhooks.setup.settings_merge import (
     add_hooks,
@@ -88,6 +96,7 @@ class FileChange:
     before: bytes | None
     after: bytes | None  # None: delete the file
     what: list[str] = field(default_factory=list)
+    kind: str = "settings"  # or "launcher" (a script: no diff shown)
 
     @property
     def verb(self) -> str:
@@ -111,8 +120,11 @@ class Plan:
 
 
 def plan(action: str, scope: str, project: str | None = None, entries: Entries | None = None,
-         allow: bool = False) -> Plan:
-    """Compute every file change first; raise InstallError (nothing written) on a bad file."""
+         allow: bool = False, plugin_root: str | None = None) -> Plan:
+    """Compute every file change first; raise InstallError (nothing written) on a bad file.
+
+    With plugin_root (run through the plugin's bin/memhooks), the plugin registers the hooks
+    and the MCP server itself: only its allow rules are added (--allow), printed or removed."""
     if action not in ("install", "uninstall"):
         raise ValueError(action)
     if scope not in SCOPES:
@@ -130,11 +142,25 @@ def plan(action: str, scope: str, project: str | None = None, entries: Entries |
     what: dict[str, list[str]] = {p: [] for p in loaded}
 
     hp, mp = paths["hooks"], paths["mcp"]
-    result.rules, result.rules_file = allow_rules(entries), hp
+    result.rules = plugin_allow_rules(plugin_root) if plugin_root else allow_rules(entries)
+    result.rules_file = hp
     current = (loaded[hp].data.get("permissions") or {}) if isinstance(loaded[hp].data, dict) else {}
     have = current.get("allow") if isinstance(current, dict) else None
     result.rules_missing = [r for r in result.rules if not (isinstance(have, list) and r in have)]
-    if action == "install":
+    if plugin_root:
+        result.notes.append("the plugin registers its own hooks and MCP server; only the permission "
+                            "rules for its read-only tools are " + ("removed" if action == "uninstall" else
+                                                                   "added" if allow else "printed"))
+        if action == "install" and allow:
+            added = add_rules(work[hp], result.rules, hp)
+            if added:
+                what[hp].append(f"{len(added)} allow rule{'s' if len(added) != 1 else ''}")
+            result.rules_missing = []
+        elif action == "uninstall":
+            removed = remove_rules(work[hp], hp, plugin=True)
+            if removed:
+                what[hp].append(f"{len(removed)} allow rule{'s' if len(removed) != 1 else ''}")
+    elif action == "install":
         events = add_hooks(work[hp], entries, hp)
         what[hp] += [f"hooks {e}" for e in events]
         if allow:
@@ -156,6 +182,10 @@ def plan(action: str, scope: str, project: str | None = None, entries: Entries |
         if remove_server(work[mp], scope, project, mp):
             what[mp].append(f"MCP server {SERVER_NAME}")
 
+    if action == "install" and is_launcher(entries.entry) and not plugin_root:
+        result.changes.append(_launcher_change(entries))
+        if result.changes[-1].after == result.changes[-1].before:
+            result.changes.pop()
     for p, f in loaded.items():
         result.files.append(p)
         if not what[p]:
@@ -171,8 +201,22 @@ def plan(action: str, scope: str, project: str | None = None, entries: Entries |
     return result
 
 
+def _launcher_change(entries: Entries) -> FileChange:
+    try:
+        with open(entries.entry, "rb") as fh:
+            before: bytes | None = fh.read()
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise InstallError(f"cannot read {entries.entry}: {exc.strerror or exc}") from None
+    return FileChange(entries.entry, before, render_launcher(entries.python, entries.package_dir),
+                      [f"launcher for {entries.python}"], kind="launcher")
+
+
 def apply(p: Plan) -> None:
     for ch in p.changes:
+        if ch.kind == "launcher":
+            make_private_dirs(os.path.dirname(ch.path))  # memhooks' data folder: 0700
         if ch.after is None:
             try:
                 with open(ch.path, "rb") as fh:
@@ -192,10 +236,11 @@ def apply(p: Plan) -> None:
 
 
 def run(action: str, scope: str, project: str | None = None, *, dry_run: bool = False,
-        entries: Entries | None = None, attempts: int = 3, allow: bool = False) -> Plan:
+        entries: Entries | None = None, attempts: int = 3, allow: bool = False,
+        plugin_root: str | None = None) -> Plan:
     """Plan and (unless dry_run) apply, re-planning if a file changed under us."""
     for i in range(attempts):
-        p = plan(action, scope, project, entries, allow=allow)
+        p = plan(action, scope, project, entries, allow=allow, plugin_root=plugin_root)
         if dry_run:
             return p
         try:
@@ -212,6 +257,8 @@ def run(action: str, scope: str, project: str | None = None, *, dry_run: bool = 
 
 
 def diff(ch: FileChange) -> str:
+    if ch.kind == "launcher":
+        return ""
     before = (ch.before or b"").decode("utf-8", "replace").splitlines(keepends=True)
     after = (ch.after or b"").decode("utf-8", "replace").splitlines(keepends=True)
     a = ch.path if ch.before is not None else "/dev/null"

@@ -139,13 +139,13 @@ def add_rules(data: dict, rules: list[str], where: str) -> list[str]:
     return added
 
 
-def remove_rules(data: dict, where: str) -> list[str]:
+def remove_rules(data: dict, where: str, plugin: bool = False) -> list[str]:
     perms = data.get("permissions")
     if not isinstance(perms, dict) or not isinstance(perms.get("allow"), list):
         return []
-    removed = [r for r in perms["allow"] if is_our_rule(r)]
+    removed = [r for r in perms["allow"] if is_our_rule(r, plugin)]
     if removed:
-        perms["allow"] = [r for r in perms["allow"] if not is_our_rule(r)]
+        perms["allow"] = [r for r in perms["allow"] if not is_our_rule(r, plugin)]
         if not perms["allow"]:
             del perms["allow"]
         if not perms:

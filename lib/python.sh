@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the hooks/ and bin/ shims: pick the Python that runs memhooks (plugin mode).
+# Sourced by the hooks/ and bin/ shims (kept out of bin/, which Claude Code puts on the agent's PATH): pick the Python that runs memhooks (plugin mode).
 #
 # Sets MEMHOOKS_ROOT (the plugin/checkout root), MEMHOOKS_ENTRY, MEMHOOKS_BOOTSTRAP,
 # MEMHOOKS_STATE (where the cached answer and the plugin's venv live), PY (the python for the
@@ -9,8 +9,8 @@
 # plugin's venv), then the interpreter recorded in $MEMHOOKS_STATE/hot.python, then python3 on
 # PATH (whose first run records its real interpreter in hot.python). Bash builtins only on this path: it runs
 # on every PostToolUse.
-case "${BASH_SOURCE[0]}" in */*) _mh_bin="${BASH_SOURCE[0]%/*}" ;; *) _mh_bin=. ;; esac
-MEMHOOKS_ROOT="$_mh_bin/.."
+case "${BASH_SOURCE[0]}" in */*) _mh_lib="${BASH_SOURCE[0]%/*}" ;; *) _mh_lib=. ;; esac
+MEMHOOKS_ROOT="$_mh_lib/.."
 MEMHOOKS_ENTRY="$MEMHOOKS_ROOT/src/memhooks/_entry.py"
 MEMHOOKS_BOOTSTRAP="$MEMHOOKS_ROOT/src/memhooks/bootstrap.py"
 
