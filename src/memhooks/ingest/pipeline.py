@@ -233,7 +233,7 @@ def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
     for p in batch:
         try:
             _commit_batch(conn, [p], report)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if isinstance(exc, sqlite3.DatabaseError) and not _is_event_error(exc):
                 raise
             reason = storable(f"write error: {type(exc).__name__}: {exc}"[:500])

@@ -329,12 +329,12 @@ def pre_tool_use() -> int:
             from memhooks.log import log_exception
 
             log_exception("pre-tool-use")
-        except BaseException:  # noqa: BLE001, S110 - nothing left to report to
+        except BaseException:  # noqa: BLE001 - nothing left to report to
             pass
     if out:
         try:
             sys.stdout.buffer.write(out.encode("utf-8", "replace"))  # whatever the locale
             sys.stdout.buffer.flush()
-        except BaseException:  # noqa: BLE001, S110 - stdout closed: the call simply runs
+        except BaseException:  # noqa: BLE001 - stdout closed: the call simply runs
             pass
     return 0

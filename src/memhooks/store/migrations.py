@@ -211,7 +211,7 @@ def m006_journal_apart(db):
         # Two steps, so no intermediate id collides.
         db.execute("UPDATE journal.events SET id = -id")
         db.execute("UPDATE journal.events SET id = -id + ?", (top,))
-    db.execute(f"INSERT INTO journal.events ({cols}) SELECT {cols} FROM main.events")  # noqa: S608
+    db.execute(f"INSERT INTO journal.events ({cols}) SELECT {cols} FROM main.events")
     db.execute("DROP TABLE main.events")
 
 

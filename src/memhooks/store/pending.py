@@ -32,7 +32,7 @@ def newest_tool_events(conn, tool_suffixes: tuple, limit: int) -> list:
     escaped = ("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in tool_suffixes)
     try:
         return conn.execute(
-            "SELECT tool_name, payload FROM events WHERE state = 'pending'"  # noqa: S608
+            "SELECT tool_name, payload FROM events WHERE state = 'pending'"
             f" AND hook_event_name = 'PostToolUse' AND ({like}) ORDER BY id DESC LIMIT ?",
             (*escaped, limit)).fetchall()
     except sqlite3.Error:
