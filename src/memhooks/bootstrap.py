@@ -145,7 +145,7 @@ def probe(python, timeout=15):
         proc = subprocess.run([python, "-c", probe_code()], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, timeout=timeout, cwd="/")
         words = proc.stdout.decode("utf-8", "replace").strip().split(" ", 2)
-    except Exception as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:  # missing, NUL in path, timeout
         return False, False, python, "cannot run: %s" % exc
     if not words or not words[0]:
         return False, False, python, "cannot run"
@@ -179,7 +179,7 @@ def _log(message):
         from memhooks.log import log_error
 
         log_error("bootstrap: " + message)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the log is best effort: it never stops the bootstrap
         pass
 
 
@@ -189,7 +189,7 @@ def _log_path():
         from memhooks.config import log_path
 
         return log_path()
-    except Exception:
+    except Exception:  # noqa: BLE001 - any config trouble: no log path, the caller says so
         return None
 
 
@@ -218,7 +218,7 @@ def start_build(python, state, root):
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, cwd=state)
         return True
-    except Exception as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
         _log("cannot start the venv build: %s" % exc)
         return False
 
@@ -414,7 +414,7 @@ def cmd_build(state, root):
             pass
         write_marker(state, vpy, vpy, st, pyproject_key(root))
         _log("venv ready: %s" % vpy)
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - a detached builder: log, mark failed, exit 0
         _log("venv build failed: %s: %s" % (type(exc).__name__, exc))
         try:
             _write(os.path.join(state, FAILED), st + "\n")
@@ -445,6 +445,6 @@ if __name__ == "__main__":
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
     try:
         code = main(sys.argv[1:])
-    except BaseException:  # never a traceback in a hook
+    except BaseException:  # noqa: BLE001 - never a traceback in a hook
         code = 0
     sys.exit(code)

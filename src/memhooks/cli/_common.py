@@ -53,9 +53,9 @@ def open_store(ingest: bool = True):
 
             return open_reader(path)
         return connect(path)
-    except Exception as exc:
-        if isinstance(exc, sqlite3.DatabaseError):
-            raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
+    except sqlite3.DatabaseError as exc:
+        raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
+    except (sqlite3.Error, OSError) as exc:
         raise Fail(f"cannot open the store at {path}: {exc}") from None
 
 

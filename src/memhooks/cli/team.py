@@ -51,7 +51,7 @@ def team_init(url):
             pg.close()
     except TeamError as exc:
         raise _fail(exc) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - psycopg is optional (not importable here): classify its errors
         raise _fail(classify(exc, url)) from None
     click.echo(f"{masked(url)}: " + (f"applied {', '.join(applied)}" if applied else "schema up to date"))
 
