@@ -7,14 +7,14 @@ import sys
 
 import click
 
+from memhooks.cli.transcripts import OFFER
+from memhooks.setup.install import InstallError, diff, run
+
 SCOPE_HELP = ("user: ~/.claude/settings.json + ~/.claude.json; project: .claude/settings.json + "
               ".mcp.json; local: .claude/settings.local.json + ~/.claude.json projects[DIR]")
 
 
 def _run(action: str, scope: str, project: str | None, dry_run: bool, allow: bool = False) -> None:
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.setup.install import InstallError, diff, run
-
     try:
         p = run(action, scope, project, dry_run=dry_run, allow=allow)
     except InstallError as exc:
@@ -52,8 +52,6 @@ def _after_install(p, dry_run: bool) -> None:
                    f"(or run `memhooks install --allow`):", err=True)
         click.echo(json.dumps(p.rules_missing, indent=2), err=True)
     if not dry_run:
-        from memhooks.cli.transcripts import OFFER
-
         click.echo(OFFER, err=True)
 
 

@@ -21,6 +21,7 @@ from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
 from memhooks.store import health, journal
 from memhooks.store.admission import Refused
 from memhooks.store.connect import connect, transaction
+from memhooks.store.forget import drop_payload
 from memhooks.store.journal import CACHE_WRITE_EVENT, drain_spool
 from memhooks.store.projections import (
     add_capture,
@@ -34,6 +35,7 @@ from memhooks.store.projections import (
     upsert_tier2,
 )
 from memhooks.store.queries import main_file, pending_events
+from memhooks.store.reads import Taken
 from memhooks.tools import is_captured
 
 BATCH = 50
@@ -76,8 +78,7 @@ def _imported_at(event: dict) -> float | None:
 
 def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     """Pure: one journaled payload -> what to project. Never raises."""
-    # lazy: the adapters load pydantic; a reader with nothing pending skips them
-    from memhooks.ingest.adapters import route
+    from memhooks.ingest.adapters import route  # noqa: PLC0415 - lazy: pydantic; a reader with nothing pending skips it
 
     try:
         event = json.loads(payload)
@@ -182,8 +183,6 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
                        session_id=session, tool_name=tool_name, captured_at=at):
             report.captures += 1
     if forgot and forgot == len(result.documents):
-        from memhooks.store.forget import drop_payload
-
         drop_payload(conn, p.event_id, cols)  # the user forgot this text: no raw copy either
     for lib in result.libraries:
         try:
@@ -299,8 +298,6 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
 def fold_reads_log(conn, db: str) -> int:
     """Fold the lookup commands' reads log into the counters (memhooks.store.reads): the
     store's write lock first, then the log's, so a lookup waits only while this commits."""
-    from memhooks.store.reads import Taken
-
     taken = Taken(db)
     if not taken.pending():
         return 0
