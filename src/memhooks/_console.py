@@ -11,6 +11,7 @@ import sys
 
 def _run(cmd: str) -> int:
     try:
+        # lazy: inside the try, so even a failed import exits 0 quietly (the lc-cache-* contract)
         from memhooks import _launch
 
         code = _launch.main([cmd, *sys.argv[1:]])

@@ -45,6 +45,7 @@ def main(argv):
         # Too old for memhooks: SessionStart in plugin mode says so once; all else is quiet.
         state = os.environ.get("MEMHOOKS_BOOTSTRAP_STATE", "")
         if cmd == "session-start" and state:
+            # lazy: each entry command imports only its own modules (hot paths under -I -S)
             from memhooks import bootstrap
 
             return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
@@ -114,6 +115,7 @@ def _leave(code) -> None:
 def _trace_imports(cmd=None):
     """MEMHOOKS_TRACE_IMPORTS=FILE: write the modules this run imported (see memhooks._tracing)."""
     if os.environ.get("MEMHOOKS_TRACE_IMPORTS"):
+        # lazy: only when MEMHOOKS_TRACE_IMPORTS is set
         from memhooks._tracing import trace_imports
 
         trace_imports(cmd or (sys.argv[1] if len(sys.argv) > 1 else ""))

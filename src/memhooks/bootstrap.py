@@ -101,7 +101,7 @@ def _write(path, text):
 def stamp(root):
     try:
         with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
-            import hashlib  # only when the marker's size and mtime of pyproject.toml changed
+            import hashlib  # lazy: only when the marker's size and mtime of pyproject.toml changed
 
             return hashlib.sha256(fh.read()).hexdigest()[:16]
     except OSError:
@@ -139,7 +139,7 @@ def write_marker(state, hot, full, stamp_, key=""):
 
 def probe(python, timeout=15):
     """(version_ok, deps_ok, real_executable, detail) for one interpreter. Never raises."""
-    import subprocess
+    import subprocess  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         proc = subprocess.run([python, "-c", probe_code()], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -158,7 +158,7 @@ def probe(python, timeout=15):
 
 
 def candidates():
-    import shutil
+    import shutil  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     seen, out = set(), []
     for name in CANDIDATES:
@@ -176,7 +176,7 @@ def venv_python(state):
 def _log(message):
     try:
         sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        from memhooks.log import log_error
+        from memhooks.log import log_error  # lazy: may fail on an old python3 (path set above)
 
         log_error("bootstrap: " + message)
     except Exception:  # noqa: BLE001 - the log is best effort: it never stops the bootstrap
@@ -186,7 +186,7 @@ def _log(message):
 def _log_path():
     try:
         sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        from memhooks.config import log_path
+        from memhooks.config import log_path  # lazy: may fail on an old python3 (path set above)
 
         return log_path()
     except Exception:  # noqa: BLE001 - any config trouble: no log path, the caller says so
@@ -194,7 +194,7 @@ def _log_path():
 
 
 def build_running(state):
-    import fcntl
+    import fcntl  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         fd = os.open(os.path.join(state, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
@@ -211,7 +211,7 @@ def build_running(state):
 
 def start_build(python, state, root):
     """Start the detached venv builder; it takes the lock itself, so starting two is harmless."""
-    import subprocess
+    import subprocess  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         subprocess.Popen([python, "-I", "-S", os.path.abspath(__file__), "build", state, root],
@@ -336,7 +336,7 @@ def ensure(state, root):
 
 
 def cmd_ensure(state, root):
-    import json
+    import json  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     _full, status, msg = ensure(state, root)
     if status == "no-python":
@@ -349,7 +349,7 @@ def cmd_ensure(state, root):
 
 
 def cmd_full(state, root):
-    import time
+    import time  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     hot, full, status, _ = resolve(state, root)
     if full is None and status == "building":
@@ -373,7 +373,7 @@ def cmd_full(state, root):
 
 
 def cmd_build(state, root):
-    import fcntl
+    import fcntl  # lazy: runs on any python3, at every SessionStart: what this step uses
     import shutil
     import subprocess
 

@@ -9,6 +9,7 @@ import time
 def open_journal(db: str, budget_s: float):
     """The journal beside the store `db`, read-only, every statement stopped once `budget_s`
     has passed; None when there is no journal or it cannot be opened."""
+    # lazy: hot path (-I -S): only when the journal is opened
     from memhooks.config import journal_path
     from memhooks.store.reader import connect_reader
 
