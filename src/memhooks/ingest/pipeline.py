@@ -12,6 +12,7 @@ import json
 import sqlite3
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memhooks import config
 from memhooks.config import canonical_path, db_path
@@ -38,6 +39,9 @@ from memhooks.store.queries import main_file, pending_events
 from memhooks.store.reads import Taken
 from memhooks.tools import is_captured
 
+if TYPE_CHECKING:  # the adapter records load pydantic: for annotations only
+    from memhooks.ingest.records import AdapterResult
+
 BATCH = 50
 BATCH_BYTES = 4 * 1024 * 1024  # payload text per write transaction
 
@@ -61,7 +65,7 @@ class _Parsed:
     state: str
     error: str | None = None
     event: dict | None = None
-    result: object = None  # AdapterResult
+    result: AdapterResult | None = None
     columns: dict = field(default_factory=dict)
     payload: str | None = None  # re-redacted payload to store back, when it changed
     at: float | None = None  # original time of an imported event (a transcript's)
@@ -155,6 +159,7 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
             refused(exc)
             return 0, exc.reason
     result = p.result
+    assert result is not None  # parse_event sets it on every event it leaves "done"
     # An imported event keeps its original time: its captures and new documents are dated
     # then, and its tier entries are written only when they would still be fresh.
     at = min(p.at, now) if p.at is not None else now
@@ -206,11 +211,12 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
             written += 1
         except Refused as exc:
             refused(exc)
-    for entry in result.tier2:
-        if 0 <= entry.document_index < len(doc_ids) and doc_ids[entry.document_index] is not None:
+    for t2 in result.tier2:
+        doc_id = doc_ids[t2.document_index] if 0 <= t2.document_index < len(doc_ids) else None
+        if doc_id is not None:
             try:
-                upsert_tier2(conn, library_id=entry.library_id, topic=entry.topic,
-                             document_id=doc_ids[entry.document_index], origin="capture",
+                upsert_tier2(conn, library_id=t2.library_id, topic=t2.topic,
+                             document_id=doc_id, origin="capture",
                              ttl_s=config.tier2_ttl_s(), now=at, provenance="capture")
                 written += 1
             except Refused as exc:

@@ -261,7 +261,8 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
 
     now = time.time() if now is None else now
     tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
-    if classify(tool_name) is None or not os.path.isfile(db):
+    kind = classify(tool_name)
+    if kind is None or not isinstance(tool_name, str) or not os.path.isfile(db):
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
@@ -276,7 +277,6 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
             return None  # new or behind the migrations: nothing to serve (never migrated here)
         from memhooks.store import serve_log
 
-        kind = classify(tool_name)
         if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
             from memhooks.store.connect import transaction
 

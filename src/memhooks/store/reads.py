@@ -133,7 +133,7 @@ class Taken:
 
     def __init__(self, db: str):
         self.path = reads_path(db)
-        self.fd = None
+        self.fd: int | None = None
 
     def pending(self) -> bool:
         try:
