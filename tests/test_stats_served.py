@@ -125,6 +125,8 @@ def _data(**daily) -> dict:
             "events": {"total": 1, "by_state": {"pending": 0, "done": 1, "failed": 0, "skipped": 0},
                        "skip_reasons": [], "failure_reasons": []},
             "serving": sv,
+            "fallbacks": {"fallbacks": 0, "bytes": 0, "by_tool": [], "by_library": [], "by_day": [],
+                          "by_reason": [], "by_field": []},
             "daily": {"days": days, "captures": list(zero), "agent_reads": list(zero),
                       "user_reads": list(zero), "calls_avoided": list(zero)}}
     for key, (i, v) in daily.items():
