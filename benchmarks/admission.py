@@ -20,7 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import BASELINE, PYTHON, run_once  # noqa: E402
+from _timing import BASELINE, PYTHON, run_once
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BODY = ("### Routing\n\nSource: https://docs.example.org/routing\n\n"

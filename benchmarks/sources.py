@@ -27,9 +27,9 @@ sys.path.insert(0, os.path.join(ROOT, "src"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import PYTHON, compare  # noqa: E402
+from _timing import PYTHON, compare
 
-from helpers_site import Site  # noqa: E402
+from helpers_site import Site
 
 
 def _site(site: Site, n: int) -> list[str]:

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import (  # noqa: I001
+from conftest import (
     BIN,
     HOOKS,
     ROOT,

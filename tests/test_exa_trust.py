@@ -17,7 +17,7 @@ import pytest
 from conftest import ingest, run_hook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_linear_time import BOUND_S_PER_MIB, SIZE, _fill, _per_mib  # noqa: E402
+from test_linear_time import BOUND_S_PER_MIB, SIZE, _fill, _per_mib
 
 FETCH = "mcp__exa__web_fetch_exa"
 A = "https://docs.example.org/guide/install"

@@ -177,7 +177,7 @@ def test_forget_reaches_every_team_table(store, pg_server, monkeypatch):
             hits = []
             with psycopg.connect(url, autocommit=True) as c:
                 for table in TEAM_TABLES:
-                    n = c.execute(f"SELECT count(*) FROM {table} t WHERE lower(t::text) LIKE %s",  # noqa: S608
+                    n = c.execute(f"SELECT count(*) FROM {table} t WHERE lower(t::text) LIKE %s",
                                   (f"%{MARKER}%",)).fetchone()[0]
                     if n:
                         hits.append(table)

@@ -4,7 +4,9 @@ even inside a function, and no room imports in a circle (docs/architecture.md)."
 from __future__ import annotations
 
 import ast
+import io
 import shutil
+import tokenize
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "memhooks"
@@ -104,6 +106,37 @@ def test_a_planted_room_cycle_is_caught(tmp_path):
     (tree / "warm" / "planted.py").write_text("import memhooks.recall.search\n", encoding="utf-8")
     (tree / "recall" / "planted.py").write_text("def f():\n    import memhooks.warm.rank\n", encoding="utf-8")
     assert "recall <-> warm" in room_cycles(tree)
+
+
+def unexplained_lazy_imports(root: Path) -> list[str]:
+    """Functions that import inside their body with no `# lazy: <why>` comment anywhere in
+    them (the hot paths import lazily on purpose; everything else imports at the top)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        reasons = {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                   if tok.type == tokenize.COMMENT and "lazy:" in tok.string}
+        for fn in ast.walk(ast.parse(text)):
+            if (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(fn))
+                    and not any(fn.lineno <= line <= (fn.end_lineno or fn.lineno) for line in reasons)):
+                found.append(f"{path.relative_to(root).as_posix()}:{fn.lineno} {fn.name}")
+    return found
+
+
+def test_every_import_inside_a_function_says_why():
+    assert unexplained_lazy_imports(SRC) == []
+
+
+def test_a_planted_unexplained_lazy_import_is_caught(tmp_path):
+    tree = tmp_path / "memhooks"
+    shutil.copytree(SRC, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "recall" / "planted.py").write_text(
+        "def bare():\n    import json\n\n    return json\n\n\n"
+        "def in_a_string():\n    import json\n\n    return 'lazy: not a comment', json\n\n\n"
+        "def explained():\n    # lazy: the hot path imports only what this call needs\n    import json\n\n"
+        "    return json\n", encoding="utf-8")
+    assert unexplained_lazy_imports(tree) == ["recall/planted.py:1 bare", "recall/planted.py:7 in_a_string"]
 
 
 def test_no_module_is_over_450_lines():

@@ -15,8 +15,8 @@ import pytest
 from conftest import db_rows, run_hook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _adversarial import everything, seeds_for, variants  # noqa: E402
-from memhooks import redact  # noqa: E402
+from _adversarial import everything, seeds_for, variants
+from memhooks import redact
 
 MIB = 1 << 20
 SIZE = 2 * MIB

@@ -14,9 +14,9 @@ import pytest
 from conftest import BIN, db_rows, ingest, load_payload, run, run_hook, wait_idle
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "corpora"))
-from planted_secrets import FALSE_POSITIVES, PLANTED  # noqa: E402
+from planted_secrets import FALSE_POSITIVES, PLANTED
 
-from memhooks.redact import redact_bytes, redact_text  # noqa: E402
+from memhooks.redact import redact_bytes, redact_text
 
 CASES = [(fam, tpl.format(s=s), s) for fam, tpl, s in PLANTED]
 

@@ -387,7 +387,7 @@ def test_migrations_are_safe_when_many_clients_run_them_at_once(members, team_ur
                 results.append(migrate(pg))
             finally:
                 pg.close()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=go) for _ in range(8)]

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import (  # noqa: I001
+from conftest import (
     BIN,
     HOOKS,
     ROOT,

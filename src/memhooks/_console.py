@@ -11,11 +11,12 @@ import sys
 
 def _run(cmd: str) -> int:
     try:
+        # lazy: inside the try, so even a failed import exits 0 quietly (the lc-cache-* contract)
         from memhooks import _launch
 
         code = _launch.main([cmd, *sys.argv[1:]])
         _launch._trace_imports(cmd)
-    except BaseException:  # the lc-cache-* contract: exit 0, say nothing
+    except BaseException:  # noqa: BLE001 - the lc-cache-* contract: exit 0, say nothing
         return 0
     _launch._leave(code)  # no interpreter teardown (see _launch._leave)
     return code if isinstance(code, int) else 0

@@ -23,6 +23,7 @@ def _setup_path():
 
 def main(argv):
     """The command's exit code (for callers that import this file: memhooks._console)."""
+    # lazy: memhooks imports only once the sys.path fix above has run
     from memhooks._launch import main as launch_main
 
     return launch_main(argv)

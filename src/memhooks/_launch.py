@@ -46,6 +46,7 @@ def main(argv):
         # finds (python3.1x on PATH, the plugin's venv), or says once that there is none.
         state = os.environ.get("MEMHOOKS_BOOTSTRAP_STATE", "")
         if cmd == "session-start" and state:
+            # lazy: each entry command imports only its own modules (hot paths under -I -S)
             from memhooks import bootstrap
 
             return _handover(bootstrap, state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
@@ -100,7 +101,7 @@ def _handover(bootstrap, state, root, argv):
     if not os.environ.get("MEMHOOKS_HANDED_OVER"):
         try:
             hot = bootstrap.resolve(state, root)[0]
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - an old python3's hook never breaks the session
             bootstrap._log("resolve failed: %s" % exc)
     if hot and bootstrap._is_exe(hot):
         os.environ["MEMHOOKS_HANDED_OVER"] = "1"
@@ -137,6 +138,7 @@ def _leave(code) -> None:
 def _trace_imports(cmd=None):
     """MEMHOOKS_TRACE_IMPORTS=FILE: write the modules this run imported (see memhooks._tracing)."""
     if os.environ.get("MEMHOOKS_TRACE_IMPORTS"):
+        # lazy: only when MEMHOOKS_TRACE_IMPORTS is set
         from memhooks._tracing import trace_imports
 
         trace_imports(cmd or (sys.argv[1] if len(sys.argv) > 1 else ""))

@@ -101,7 +101,7 @@ def _write(path, text):
 def stamp(root):
     try:
         with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
-            import hashlib  # only when the marker's size and mtime of pyproject.toml changed
+            import hashlib  # lazy: only when the marker's size and mtime of pyproject.toml changed
 
             return hashlib.sha256(fh.read()).hexdigest()[:16]
     except OSError:
@@ -139,13 +139,13 @@ def write_marker(state, hot, full, stamp_, key=""):
 
 def probe(python, timeout=15):
     """(version_ok, deps_ok, real_executable, detail) for one interpreter. Never raises."""
-    import subprocess
+    import subprocess  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         proc = subprocess.run([python, "-c", probe_code()], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, timeout=timeout, cwd="/")
         words = proc.stdout.decode("utf-8", "replace").strip().split(" ", 2)
-    except Exception as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:  # missing, NUL in path, timeout
         return False, False, python, "cannot run: %s" % exc
     if not words or not words[0]:
         return False, False, python, "cannot run"
@@ -158,7 +158,7 @@ def probe(python, timeout=15):
 
 
 def candidates():
-    import shutil
+    import shutil  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     seen, out = set(), []
     for name in CANDIDATES:
@@ -176,25 +176,25 @@ def venv_python(state):
 def _log(message):
     try:
         sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        from memhooks.log import log_error
+        from memhooks.log import log_error  # lazy: may fail on an old python3 (path set above)
 
         log_error("bootstrap: " + message)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the log is best effort: it never stops the bootstrap
         pass
 
 
 def _log_path():
     try:
         sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        from memhooks.config import log_path
+        from memhooks.config import log_path  # lazy: may fail on an old python3 (path set above)
 
         return log_path()
-    except Exception:
+    except Exception:  # noqa: BLE001 - any config trouble: no log path, the caller says so
         return None
 
 
 def build_running(state):
-    import fcntl
+    import fcntl  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         fd = os.open(os.path.join(state, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
@@ -211,14 +211,14 @@ def build_running(state):
 
 def start_build(python, state, root):
     """Start the detached venv builder; it takes the lock itself, so starting two is harmless."""
-    import subprocess
+    import subprocess  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         subprocess.Popen([python, "-I", "-S", os.path.abspath(__file__), "build", state, root],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, cwd=state)
         return True
-    except Exception as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
         _log("cannot start the venv build: %s" % exc)
         return False
 
@@ -336,7 +336,7 @@ def ensure(state, root):
 
 
 def cmd_ensure(state, root):
-    import json
+    import json  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     _full, status, msg = ensure(state, root)
     if msg:  # always a whole object: Claude Code shows a bare JSON string to nobody
@@ -345,7 +345,7 @@ def cmd_ensure(state, root):
 
 
 def cmd_full(state, root):
-    import time
+    import time  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     hot, full, status, _ = resolve(state, root)
     if full is None and status == "building":
@@ -369,7 +369,7 @@ def cmd_full(state, root):
 
 
 def cmd_build(state, root):
-    import fcntl
+    import fcntl  # lazy: runs on any python3, at every SessionStart: what this step uses
     import shutil
     import subprocess
 
@@ -410,7 +410,7 @@ def cmd_build(state, root):
             pass
         write_marker(state, vpy, vpy, st, pyproject_key(root))
         _log("venv ready: %s" % vpy)
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - a detached builder: log, mark failed, exit 0
         _log("venv build failed: %s: %s" % (type(exc).__name__, exc))
         try:
             _write(os.path.join(state, FAILED), st + "\n")
@@ -441,6 +441,6 @@ if __name__ == "__main__":
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
     try:
         code = main(sys.argv[1:])
-    except BaseException:  # never a traceback in a hook
+    except BaseException:  # noqa: BLE001 - never a traceback in a hook
         code = 0
     sys.exit(code)

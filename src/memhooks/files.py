@@ -128,6 +128,7 @@ def open_regular(path: str, flags: int, mode: int = 0o600) -> int | None:
     """A file descriptor for `path` when it is a regular file, never through a symlink and
     never blocking on a FIFO (memhooks' own files beside the store); None when it is missing,
     cannot be opened, or is anything but a regular file."""
+    # lazy: a leaf module of the hot paths (-I -S): stat only when a file is opened
     import stat
 
     try:

@@ -13,6 +13,7 @@ def log_error(message: str) -> None:
     """Append one line beside the DB, or in a fallback folder when that folder is
     unwritable (the same folders as the spool's); never raises."""
     try:
+        # lazy: config loads only when something is logged (the hot paths import log)
         from memhooks.config import log_path
 
         write_log_line(log_path(), message)
@@ -23,6 +24,7 @@ def log_error(message: str) -> None:
 def log_exception(context: str) -> None:
     """Log the current exception with its traceback (redacted); never raises."""
     try:
+        # lazy: traceback and the redaction rules load only when an error is logged
         import traceback
 
         text = traceback.format_exc()

@@ -23,8 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fake_api import FakeAnthropic, TLSPageServer  # noqa: E402
-from harness import replace_strings  # noqa: E402
+from fake_api import FakeAnthropic, TLSPageServer
+from harness import replace_strings
 
 
 def _kill_group(pgid: int) -> None:

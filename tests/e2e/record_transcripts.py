@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402
-from stub_exa import FAIL_WORD  # noqa: E402
+import harness
+from stub_exa import FAIL_WORD
 
 DEST = harness.REPO_ROOT / "tests" / "fixtures" / "transcripts"
 HOME = "/home/user"

@@ -22,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _mcp_stdio import serve  # noqa: E402
+from _mcp_stdio import serve
 
 # A phrase that only the query-docs answer contains (tests search for it).
 DOCS_PHRASE = "flamingo teardown ritual"

@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _mcp_stdio import serve  # noqa: E402
+from _mcp_stdio import serve
 
 EXA_PHRASE = "pelican throughput benchmark"
 

@@ -33,10 +33,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402
-from fake_api import WEB_SEARCH_RESULTS  # noqa: E402
-from stub_context7 import DOCS_PHRASE  # noqa: E402
-from stub_exa import EXA_PHRASE, FAIL_WORD  # noqa: E402
+import harness
+from fake_api import WEB_SEARCH_RESULTS
+from stub_context7 import DOCS_PHRASE
+from stub_exa import EXA_PHRASE, FAIL_WORD
 
 pytestmark = pytest.mark.e2e
 claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
@@ -108,11 +108,11 @@ def _counts(env: harness.E2EEnv) -> tuple[int, int]:
     env.wait_ingested()
     try:
         docs = env.query("SELECT count(*) FROM documents")[0][0]
-    except Exception:  # noqa: BLE001 - no DB / table yet
+    except Exception:  # no DB / table yet
         docs = -1
     try:
         caps = env.query("SELECT count(*) FROM captures")[0][0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         caps = -1
     return docs, caps
 

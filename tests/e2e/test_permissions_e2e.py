@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402
+import harness
 
 pytestmark = pytest.mark.e2e
 claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once

@@ -145,7 +145,7 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
             batch: list[tuple[ToolCall, str, int, str | None]] = []
             batch_bytes = 0
             try:
-                fh = open(path, "rb")  # noqa: SIM115
+                fh = open(path, "rb")
             except OSError as exc:
                 report.unreadable.append(f"{path}: {exc.strerror or exc}")
                 continue

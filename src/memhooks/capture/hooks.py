@@ -116,6 +116,7 @@ def _other_work(db: str, event_id: int | None) -> bool:
 
 def spawn_ingest(db: str) -> bool:
     """Start a detached ingester unless one is already running (memhooks.detach). Never raises."""
+    # lazy: hot path (-I -S): the spawner loads only when an ingest is started
     from memhooks.detach import spawn_ingest as spawn
 
     return spawn(db)

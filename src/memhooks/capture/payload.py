@@ -20,7 +20,7 @@ def _as_text(raw: bytes) -> str:
 
 def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     """(payload text, error) for a raw payload: redacted, or a stub when too big."""
-    # lazy (hot path, `python -I -S`): the redaction rules only for a payload journaled
+    # lazy: hot path (`python -I -S`): the redaction rules only for a payload journaled
     # whole (a metadata-only call never loads them); json (re, enum) only for a stub
     from memhooks.redact import redact_bytes
 

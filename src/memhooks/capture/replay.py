@@ -29,7 +29,7 @@ def replay_file(path: str) -> dict:
     project = project_dir() if os.environ.get("CLAUDE_PROJECT_DIR", "").strip() else None
     events = 0
     with closing(connect(db)) as conn:
-        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
         try:
             with transaction(conn):
                 for line in stream:

@@ -9,6 +9,8 @@ import click
 
 from memhooks import config
 from memhooks.config import db_path
+from memhooks.ingest.pipeline import open_reader
+from memhooks.recall.stats_render import next_steps_lines
 from memhooks.store.connect import connect
 from memhooks.store.health import error_line
 
@@ -35,8 +37,6 @@ def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str
     if as_json:
         echo_json("no-store", {**(json_extra or {}), "store": None, "error": "no-store", "db": path})
         sys.exit(1)
-    # lazy: the library code a command runs loads in that command only (CLI start-up)
-    from memhooks.recall.stats_render import next_steps_lines
 
     click.echo(f"No memhooks store yet at {path}: nothing has been captured{what}. Next:")
     for line in next_steps_lines():
@@ -49,20 +49,17 @@ def open_store(ingest: bool = True):
     path = db_path()
     try:
         if ingest:
-            from memhooks.ingest.pipeline import open_reader
-
             return open_reader(path)
         return connect(path)
-    except Exception as exc:
-        if isinstance(exc, sqlite3.DatabaseError):
-            raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
+    except sqlite3.DatabaseError as exc:
+        raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
+    except (sqlite3.Error, OSError) as exc:
         raise Fail(f"cannot open the store at {path}: {exc}") from None
 
 
 def echo_json(kind: str, data) -> None:
     """Print a `--json` result of `kind` through the one renderer (memhooks.cli.results)."""
-    # lazy: pydantic loads only for --json output (CLI start-up)
-    from memhooks.cli.results import emit
+    from memhooks.cli.results import emit  # noqa: PLC0415 - lazy: pydantic, only for --json output (CLI start-up)
 
     emit(kind, data)
 

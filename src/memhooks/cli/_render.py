@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import contextlib
 
+from memhooks.egress import one_line
+from memhooks.names import checked_library_id
+from memhooks.warm.resolve import _fault_words, _until_words
+
 # What each warm outcome means, in one word or two (memhooks.warm.resolve.Resolved.how).
 WARM_STATUS = {
     "tier1": "cached",
@@ -69,8 +73,6 @@ def _not_asked(result) -> list:
 
 def _shown_id(library_id) -> str:
     """A library ID for the terminal: itself in the Context7 grammar, `-` for none, else withheld."""
-    from memhooks.names import checked_library_id
-
     if not library_id:
         return "-"
     return checked_library_id(library_id) or "(malformed ID withheld)"
@@ -79,8 +81,6 @@ def _shown_id(library_id) -> str:
 def warm_rows(entries) -> list[str]:
     """One line per library: name@version (or unpinned), the library ID or -, a status word
     (every stored or outside value through memhooks.egress.one_line or the ID grammar)."""
-    from memhooks.egress import one_line
-
     labels = [one_line(f"{r.name}@{r.version or 'unpinned'}", 120) for r in entries]
     ids = [_shown_id(r.library_id) for r in entries]
     width = min(44, max((len(x) for x in labels), default=0))
@@ -110,8 +110,6 @@ def warm_json(project: str, result) -> dict:
 
 def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
     """(stdout lines, stderr lines) for `memhooks warm`: a row per library, then the summary."""
-    from memhooks.egress import one_line
-
     out = []
     waiting = _not_asked(result) if (result.api_fault or result.unreachable or result.rate_limited) else []
     shown = [r for r in result.entries if r not in waiting]
@@ -128,9 +126,6 @@ def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
         out.append(f"{n} Context7 answer{_s(n)} rejected: the result did not match the name asked "
                    "(left out: not cached, not told to the agent).")
     if waiting:
-        # lazy: warm code loads only for the output that needs it (CLI start-up)
-        from memhooks.warm.resolve import _fault_words, _until_words
-
         fault = (result.api_fault or ("rate-limited" if result.rate_limited else "unreachable"))
         fault = fault.removeprefix("backoff:")
         cached = len(result.resolved)
@@ -147,7 +142,7 @@ def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
 @contextlib.contextmanager
 def warm_progress(project: str):
     """A live status line on stderr while warming; yields the warm's two progress callbacks."""
-    from rich.console import Console
+    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
 
     with Console(stderr=True).status(f"scanning {project} …") as status:
         asked: dict[str, str | None] = {}
@@ -227,8 +222,8 @@ def transcript_progress(show: bool):
     if not show:
         yield None
         return
-    from rich.console import Console
-    from rich.progress import (
+    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
+    from rich.progress import (  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
         BarColumn,
         DownloadColumn,
         Progress,

@@ -11,6 +11,9 @@ import click
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
 from memhooks.config import project_dir
+from memhooks.egress import defuse, safe_json
+from memhooks.ingest.pipeline import ingest_pending
+from memhooks.names import checked_library_id
 from memhooks.recall.lc_cache import lookup, lookup_docs, parse_write_args, write
 
 
@@ -33,9 +36,6 @@ def _project(project: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole entry as JSON.")
 def cache_lookup(name, project, as_json):
     """Print the Context7 library ID for NAME; exit 1 on a miss."""
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.ingest.pipeline import ingest_pending
-
     if not store_exists():
         no_store(as_json, {"name": name, "hit": False})
     with closing(open_store()) as conn:
@@ -44,8 +44,6 @@ def cache_lookup(name, project, as_json):
         if as_json:
             echo_json("cache lookup", {"name": name, "hit": False})
         sys.exit(1)
-    from memhooks.egress import safe_json
-    from memhooks.names import checked_library_id
 
     library_id = checked_library_id(hit["library_id"])  # egress: printed only in its grammar
     if library_id is None:
@@ -73,7 +71,6 @@ def cache_lookup_docs(library_id, topic, as_json):
         if as_json:
             echo_json("cache lookup-docs", {**key, "hit": False})
         sys.exit(1)
-    from memhooks.egress import defuse
 
     body = defuse(hit[1])  # egress: control codes out, fence look-alikes defused (as lc-cache-lookup-docs)
     if as_json:

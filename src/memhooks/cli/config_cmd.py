@@ -9,6 +9,8 @@ import os
 import click
 
 from memhooks.cli._common import Fail
+from memhooks.config import config_path
+from memhooks.config_file import SETTINGS, coerce, env_name, load, save
 
 
 def register(main: click.Group) -> None:
@@ -16,14 +18,10 @@ def register(main: click.Group) -> None:
 
 
 def _path() -> str:
-    from memhooks.config import config_path
-
     return config_path()
 
 
 def _read() -> dict:
-    from memhooks.config_file import load
-
     try:
         return load(_path())
     except (OSError, ValueError) as exc:
@@ -31,8 +29,6 @@ def _read() -> dict:
 
 
 def _known(key: str) -> str:
-    from memhooks.config_file import SETTINGS
-
     key = key.strip().lower().replace("-", "_")
     if key.startswith("memhooks_"):
         key = key[len("memhooks_"):]
@@ -51,8 +47,6 @@ def _shown(value) -> str:
 
 def _effective(key: str, values: dict) -> tuple[str, str]:
     """(value as text, where it comes from: env, file or default)."""
-    from memhooks.config_file import SETTINGS, env_name
-
     env = os.environ.get(env_name(key), "")
     if env.strip():
         return env, "env"
@@ -76,8 +70,6 @@ def config_path_cmd():
 @click.option("--json", "as_json", is_flag=True)
 def config_list(as_json):
     """Every setting: its value, where it comes from (env, file, default), what it does."""
-    from memhooks.config_file import SETTINGS, env_name
-
     values = _read()
     rows = []
     for key, (kind, _default, what) in SETTINGS.items():
@@ -86,7 +78,7 @@ def config_list(as_json):
                      "kind": kind, "about": what})
     unknown = sorted(set(values) - set(SETTINGS))
     if as_json:
-        from memhooks.cli.results import emit
+        from memhooks.cli.results import emit  # noqa: PLC0415 - lazy: pydantic, only for --json output (CLI start-up)
 
         emit("config list", {"path": _path(), "settings": rows, "unknown": unknown})
         return
@@ -112,8 +104,6 @@ def config_get(key):
 @click.argument("value")
 def config_set(key, value):
     """Write KEY = VALUE to the settings file (exclude: folders separated like PATH)."""
-    from memhooks.config_file import coerce, env_name, save
-
     key = _known(key)
     values = _read()
     try:
@@ -130,8 +120,6 @@ def config_set(key, value):
 @click.argument("key")
 def config_unset(key):
     """Remove KEY from the settings file (its default applies again)."""
-    from memhooks.config_file import save
-
     key = _known(key)
     values = _read()
     if values.pop(key, None) is None:

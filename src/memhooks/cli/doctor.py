@@ -8,6 +8,7 @@ import sys
 import click
 
 from memhooks.cli._common import echo_json
+from memhooks.setup.doctor import run_checks
 from memhooks.termtext import StatusLine, is_terminal, width, wrap
 
 NAME_WIDTH = 16
@@ -45,9 +46,6 @@ def doctor(as_json, project, network, deep):
 
     Without --network and --deep it reads local files only and finishes in well under a
     second; at a terminal a status line on stderr says what is being checked."""
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.setup.doctor import run_checks
-
     with StatusLine() as status:
         results = run_checks(project=project or os.getcwd(), network=network, deep=deep,
                              progress=lambda what: status.show(f"doctor: checking {what} …"))

@@ -19,8 +19,7 @@ def register(main: click.Group) -> None:
               help="Write to this file (default: stdout).")
 def export_cmd(output):
     """Write documents, libraries and tier1 entries as JSON Lines."""
-    # lazy: pydantic and sqlite-utils load only for export/import
-    from memhooks.store.exchange import export_lines
+    from memhooks.store.exchange import export_lines  # noqa: PLC0415 - lazy: pydantic and sqlite-utils, only for export/import (CLI start-up)
 
     if not store_exists():
         click.echo("memhooks: no store yet: nothing to export", err=True)
@@ -42,7 +41,7 @@ def export_cmd(output):
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 def import_cmd(source, as_json):
     """Read JSON Lines written by `memhooks export` (a file or stdin) into the store."""
-    from memhooks.store.exchange import import_lines
+    from memhooks.store.exchange import import_lines  # noqa: PLC0415 - lazy: pydantic and sqlite-utils, only for export/import (CLI start-up)
 
     conn = open_store(ingest=False)
     try:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
+
+from memhooks.cli.transcripts import OFFER
+from memhooks.setup.install import InstallError, diff, run
 
 SCOPE_HELP = ("user: ~/.claude/settings.json + ~/.claude.json; project: .claude/settings.json + "
               ".mcp.json; local: .claude/settings.local.json + ~/.claude.json projects[DIR]")
 
 
 def _run(action: str, scope: str, project: str | None, dry_run: bool, allow: bool = False) -> None:
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    import os
-
-    from memhooks.setup.install import InstallError, diff, run
-
     # Set by the plugin's bin/memhooks: the plugin has its own hooks; only its rules are written.
     plugin_root = os.environ.get("MEMHOOKS_PLUGIN_ROOT", "").strip() or None
     try:
@@ -56,8 +55,6 @@ def _after_install(p, dry_run: bool) -> None:
                    f"(or run `memhooks install --allow`):", err=True)
         click.echo(json.dumps(p.rules_missing, indent=2), err=True)
     if not dry_run:
-        from memhooks.cli.transcripts import OFFER
-
         click.echo(OFFER, err=True)
 
 

@@ -6,8 +6,11 @@ from contextlib import closing
 
 import click
 
+from memhooks.capture.replay import replay_file
 from memhooks.cli._common import Fail, open_store
 from memhooks.config import db_path
+from memhooks.ingest.pipeline import ingest_pending
+from memhooks.ingest.pipeline import reindex as do_reindex
 
 
 def register(main: click.Group) -> None:
@@ -19,9 +22,6 @@ def register(main: click.Group) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 def replay(file):
     """Feed recorded hook payloads (JSON Lines) through the capture path."""
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.capture.replay import replay_file
-
     try:
         report = replay_file(file)
     except OSError as exc:
@@ -34,8 +34,6 @@ def replay(file):
 @click.command()
 def reindex():
     """Rebuild every projection from the journal."""
-    from memhooks.ingest.pipeline import reindex as do_reindex
-
     with closing(open_store(ingest=False)) as conn:
         report = do_reindex(conn, db_path())
     click.echo(f"reindexed: {report.done} captured, {report.skipped} skipped, "
@@ -52,8 +50,6 @@ def _refused(report) -> str:
 @click.command()
 def ingest():
     """Project pending journal events now."""
-    from memhooks.ingest.pipeline import ingest_pending
-
     with closing(open_store(ingest=False)) as conn:
         report = ingest_pending(conn, db_path())
     click.echo(f"ingested: {report.done} captured, {report.skipped} skipped, {report.failed} failed"

@@ -30,6 +30,7 @@ from contextlib import closing
 
 from memhooks import __version__
 from memhooks.config import project_dir, store_exists
+from memhooks.egress import clean
 from memhooks.log import log_exception
 from memhooks.recall.render import document_markdown, library_markdown, one_line, results_markdown
 from memhooks.store.health import error_line
@@ -210,8 +211,6 @@ def call_tool(name: str, arguments) -> tuple[str, bool]:
     if problems:
         return f"Invalid arguments for {name}: " + "; ".join(problems) + ".", True
     try:
-        from memhooks.egress import clean
-
         text, is_error = fn(*values)
         return clean(text), is_error  # every answer leaves through egress (markdown already fenced)
     except Exception as exc:  # noqa: BLE001 - a tool error is an answer, never a dead server

@@ -7,11 +7,19 @@ from __future__ import annotations
 import os
 import sys
 import time
+from datetime import datetime
 
 import click
 
 from memhooks.cli._common import open_store
 from memhooks.config import db_path
+from memhooks.gate import pause, resume
+from memhooks.store.forget import Criteria, choose, forget, plan, scrub_spool
+from memhooks.store.journal import _spool_dirs
+from memhooks.team.push import push_forgets
+from memhooks.team.runner import run
+from memhooks.team.settings import configured
+from memhooks.team.store import TeamError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -49,8 +57,6 @@ def parse_duration(text: str) -> float:
 def parse_when(text: str, now: float) -> float:
     """A point in time: an ISO date or date-time (local time unless it says Z or an
     offset), or a duration meaning that long ago (`2h`, `7d`)."""
-    from datetime import datetime
-
     s = text.strip()
     try:
         return now - parse_duration(s)
@@ -80,8 +86,6 @@ def _duration(ctx, param, value):
 def pause_cmd(duration):
     """Stop capturing, serving and warming, everywhere, for DURATION (30m, 2h, 1d) or until
     `memhooks resume`."""
-    from memhooks.gate import pause
-
     until = time.time() + duration if duration else None
     pause(db_path(), until)
     if until is None:
@@ -94,8 +98,6 @@ def pause_cmd(duration):
 @click.command("resume")
 def resume_cmd():
     """End a pause: capture, serving and warming start again."""
-    from memhooks.gate import resume
-
     click.echo("memhooks resumed" if resume(db_path()) else "memhooks was not paused")
 
 
@@ -128,8 +130,6 @@ def forget_cmd(doc_ids, legacy_ids, url, library, project, source, since, until,
     """Delete documents, and every copy of their text (journal, full-text index, free pages,
     spool), from this store and the team store; the same text is never stored again.
     Criteria combine: every one given must hold."""
-    from memhooks.store.forget import Criteria, choose, forget, plan
-
     now = time.time()
     criteria = Criteria(ids=[*doc_ids, *legacy_ids], url=url, library=library,
                         project=os.path.realpath(project) if project else None, source=source,
@@ -191,7 +191,7 @@ def _brief(doc: dict) -> dict:
 
 
 def _emit(result: dict) -> None:
-    from memhooks.cli.results import emit
+    from memhooks.cli.results import emit  # noqa: PLC0415 - lazy: pydantic, only for --json output (CLI start-up)
 
     emit("forget", result)
 
@@ -207,29 +207,16 @@ def _show(docs: list, preview: dict, dry_run: bool) -> None:
 
 
 def _scrub_spool(found: list[str]) -> list[str]:
-    from memhooks.store.forget import scrub_spool
-    from memhooks.store.journal import _spool_dirs
-
     return scrub_spool(_spool_dirs(db_path()), found)
 
 
 def _tell_team(conn) -> str | None:
     """Send the forgotten hashes to the team store when one is configured: 'done', None
     (no team store), or why not yet (the next push sends them)."""
-    try:
-        from memhooks.team.settings import configured
-    except ImportError:
-        return None
     if not configured():
         return None
     try:
-        from memhooks.team.push import push_forgets
-        from memhooks.team.runner import run
-        from memhooks.team.store import TeamError
-    except ImportError as exc:  # the team extra is not installed
-        return f"team extra missing: {exc.name}"
-    try:
         run("push", conn, lambda c, pg: {"forgotten": push_forgets(c, pg)}, respect_backoff=False)
         return "done"
-    except TeamError as exc:
+    except TeamError as exc:  # without memhooks[team] too: kind "not-installed"
         return str(exc)

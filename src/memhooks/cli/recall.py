@@ -9,8 +9,13 @@ import sys
 import click
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
+from memhooks.cli._people import document_text, page, results_text
 from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
+from memhooks.recall import render, search, stats, stats_render
+from memhooks.team.search import TeamError
+from memhooks.team.search import search as team_search
+from memhooks.termtext import is_terminal, width
 
 
 def register(main: click.Group) -> None:
@@ -29,8 +34,6 @@ def _store(as_json: bool = False, json_extra: dict | None = None, *, create: boo
 def _for_people(people: bool | None) -> bool:
     """--snippets (True) or --fenced (False) as given; neither: the people's view when stdout
     is a terminal, the fenced one in a pipe, a file or an agent's shell."""
-    from memhooks.termtext import is_terminal
-
     return people if people is not None else is_terminal()
 
 
@@ -58,16 +61,10 @@ def search_cmd(query, limit, full, people, as_json, team):
     long output goes through the pager). In a pipe (scripts, agents): the
     agent-facing form, every stored text inside the reference-only fence.
     --snippets / --fenced choose either one; --json is the same everywhere."""
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.recall import render, search
-
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
     bodies = None
     try:
         if team:
-            from memhooks.team.search import TeamError
-            from memhooks.team.search import search as team_search
-
             try:
                 results = team_search(conn, query, limit)
             except TeamError as exc:
@@ -86,9 +83,6 @@ def search_cmd(query, limit, full, people, as_json, team):
                    "results": [render.fenced(r) for r in results]})
         return
     if _for_people(people):
-        from memhooks.cli._people import page, results_text
-        from memhooks.termtext import width
-
         page(results_text(query, results, width=width(), bodies=bodies))
         return
     if bodies is not None:
@@ -111,8 +105,6 @@ def show_cmd(doc_id, max_chars, people, as_json):
     At a terminal the text is wrapped to its width and a long document goes through the
     pager ($PAGER, else less); in a pipe it is printed whole, inside the reference-only
     fence."""
-    from memhooks.recall import render, search
-
     conn = _store(as_json, {"id": doc_id})
     try:
         doc = search.get_document(conn, doc_id, max_chars, origin="user")
@@ -124,9 +116,6 @@ def show_cmd(doc_id, max_chars, people, as_json):
         echo_json("show", render.fenced(doc))
         return
     if _for_people(people):
-        from memhooks.cli._people import document_text, page
-        from memhooks.termtext import width
-
         page(document_text(doc, width=width()))
         return
     click.echo(render.document_markdown(doc))
@@ -140,8 +129,6 @@ def show_cmd(doc_id, max_chars, people, as_json):
               help="Only this project's captures, documents, tier1 entries, counters and events.")
 def stats_cmd(as_json, html_file, project):
     """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
-    from memhooks.recall import stats, stats_render
-
     conn = _store(as_json)
     try:
         data = stats.gather(conn, db_path(), project=os.path.realpath(project) if project else None)

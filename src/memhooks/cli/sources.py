@@ -11,6 +11,9 @@ import click
 
 from memhooks.cli._common import Fail, echo_json, echo_lines, no_store, open_store, store_exists
 from memhooks.cli.privacy import parse_duration
+from memhooks.egress import one_line, safe_json
+from memhooks.store.sources import summary
+from memhooks.timefmt import iso
 
 
 def register(main: click.Group) -> None:
@@ -43,10 +46,9 @@ def _progress():
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
 
-    from memhooks.egress import one_line
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
@@ -62,8 +64,6 @@ def _progress():
 
 def run_lines(run: dict) -> list[str]:
     """A run of `add` or `refresh` for people."""
-    from memhooks.egress import one_line
-
     o = run["outcomes"]
     stored = o.get("new", 0) + o.get("updated", 0)
     lines = []
@@ -110,9 +110,8 @@ def add_cmd(url, library_id, version, max_pages, as_json):
 
     Robots.txt is respected; limits: pages, bytes per page and in all, time
     (MEMHOOKS_ADD_* settings). `memhooks refresh` revalidates what was added."""
-    # lazy: httpx and the fetching code load in this command only (CLI start-up)
-    from memhooks.ingest.fetch import Limits
-    from memhooks.ingest.sources import SourceError, add
+    from memhooks.ingest.fetch import Limits  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
+    from memhooks.ingest.sources import SourceError, add  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
 
     conn = open_store(ingest=False)
     try:
@@ -145,8 +144,8 @@ def refresh_cmd(url, everything, older_than, max_pages, as_json):
         raise click.UsageError("give one source URL or --all")
     if not store_exists():
         no_store(as_json, {"command": "refresh"}, what=" and no source was added")
-    from memhooks.ingest.fetch import Limits
-    from memhooks.ingest.sources import SourceError, refresh
+    from memhooks.ingest.fetch import Limits  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
+    from memhooks.ingest.sources import SourceError, refresh  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
 
     conn = open_store(ingest=False)
     try:
@@ -174,9 +173,6 @@ def sources_cmd(as_json):
     """List the sources you added: URL, library, pages, bytes, last checked, status."""
     if not store_exists():
         no_store(as_json, {"count": 0, "sources": []}, what=" and no source was added")
-    from memhooks.egress import one_line, safe_json
-    from memhooks.store.sources import summary
-    from memhooks.timefmt import iso
 
     conn = open_store(ingest=False)
     try:

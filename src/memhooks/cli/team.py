@@ -10,6 +10,12 @@ import click
 from memhooks.cli import _render
 from memhooks.cli._common import Fail, echo_json, open_store
 from memhooks.config import project_dir
+from memhooks.team.pull import pull
+from memhooks.team.push import push
+from memhooks.team.runner import run
+from memhooks.team.settings import add_exclusion, exclusions, masked, save_url, team_url
+from memhooks.team.status import local_status, probe
+from memhooks.team.store import TeamError, classify, connect, migrate
 
 
 def register(main: click.Group) -> None:
@@ -21,9 +27,6 @@ def _fail(exc):
 
 
 def _url(url: str | None = None) -> str:
-    # lazy: the team code loads only for `memhooks team` (CLI start-up)
-    from memhooks.team.settings import team_url
-
     url = url or team_url()
     if not url:
         raise _fail("no team store configured: set MEMHOOKS_TEAM_URL or run `memhooks team connect URL`")
@@ -39,9 +42,6 @@ def team():
 @click.option("--url", help="Connection string (default: the configured one).")
 def team_init(url):
     """Create or upgrade the team schema (append-only migrations, safe to run concurrently)."""
-    from memhooks.team.settings import masked
-    from memhooks.team.store import TeamError, classify, connect, migrate
-
     url = _url(url)
     try:
         pg = connect(url)
@@ -51,7 +51,7 @@ def team_init(url):
             pg.close()
     except TeamError as exc:
         raise _fail(exc) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - psycopg is optional (not importable here): classify its errors
         raise _fail(classify(exc, url)) from None
     click.echo(f"{masked(url)}: " + (f"applied {', '.join(applied)}" if applied else "schema up to date"))
 
@@ -61,9 +61,6 @@ def team_init(url):
 @click.option("--no-check", is_flag=True, help="Store it without trying to connect.")
 def team_connect(url, no_check):
     """Store the team database's connection string (0600, beside the store)."""
-    from memhooks.team.settings import masked, save_url
-    from memhooks.team.status import probe
-
     if not url.strip():
         raise _fail("empty connection string")
     if not no_check:
@@ -77,9 +74,6 @@ def team_connect(url, no_check):
 
 
 def _run(op, fn, **kwargs):
-    from memhooks.team.runner import run
-    from memhooks.team.store import TeamError
-
     _url()
     conn = open_store(ingest=(op == "push"))
     try:
@@ -95,8 +89,6 @@ def _run(op, fn, **kwargs):
 @click.option("--json", "as_json", is_flag=True)
 def team_push(budget, as_json):
     """Push new documents, libraries and tier1 entries now (ignores the back-off)."""
-    from memhooks.team.push import push
-
     s = _run("push", push, budget_s=budget)
     if as_json:
         echo_json("team push", s)
@@ -112,8 +104,6 @@ def team_push(budget, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def team_pull(project, libraries, budget, max_bytes, as_json):
     """Bring the team's documents and tier1 IDs for this project's libraries into the local store."""
-    from memhooks.team.pull import pull
-
     project = os.path.realpath(project) if project else project_dir()
     s = _run("pull", pull, project=project, budget_s=budget, max_bytes=max_bytes,
              libraries=list(libraries))
@@ -128,9 +118,6 @@ def team_pull(project, libraries, budget, max_bytes, as_json):
 @click.option("--json", "as_json", is_flag=True)
 def team_status(offline, as_json):
     """Configuration (password masked), back-off, last push and pull, and the server's answer."""
-    from memhooks.team.settings import team_url
-    from memhooks.team.status import local_status, probe
-
     conn = open_store(ingest=False)
     try:
         info = local_status(conn)
@@ -150,8 +137,6 @@ def team_status(offline, as_json):
 @click.option("--list", "list_only", is_flag=True, help="Show the exclusions.")
 def team_exclude(directory, list_only):
     """Never push documents or tier1 entries captured in DIRECTORY (or below it)."""
-    from memhooks.team.settings import add_exclusion, exclusions
-
     if directory and not list_only:
         click.echo(f"excluded from the team store: {add_exclusion(directory)}")
         return

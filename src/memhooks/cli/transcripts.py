@@ -9,6 +9,8 @@ import time
 
 import click
 
+from memhooks.capture.backfill import import_transcripts
+from memhooks.capture.transcripts import parse_time, transcript_roots
 from memhooks.cli import _render
 from memhooks.cli._common import Fail, echo_json
 
@@ -22,9 +24,6 @@ def register(main: click.Group) -> None:
 
 def parse_since(text: str) -> float:
     """DATE (2026-01-31), an ISO time, or an age (30d, 12h, 2w) -> epoch seconds."""
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.capture.transcripts import parse_time
-
     raw = text.strip()
     m = re.fullmatch(r"(\d{1,5})\s*([hdw])", raw, re.IGNORECASE)
     if m:
@@ -89,8 +88,6 @@ def import_transcripts_cmd(paths, since, project, dry_run, as_json):
     $CLAUDE_CONFIG_DIR/projects when set). Each Context7, Exa, WebFetch and WebSearch call
     found goes through the same capture path as a live hook, dated when it happened.
     Running it again imports only what is new."""
-    from memhooks.capture.backfill import import_transcripts
-
     since_at = None
     if since is not None:
         try:
@@ -118,7 +115,5 @@ def import_transcripts_cmd(paths, since, project, dry_run, as_json):
 
 
 def _default_roots() -> list[str]:
-    from memhooks.capture.transcripts import transcript_roots
-
     home = os.path.expanduser("~")
     return [r.replace(home, "~", 1) if r.startswith(home) else r for r in transcript_roots()]

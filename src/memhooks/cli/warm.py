@@ -10,8 +10,13 @@ import click
 
 from memhooks.cli import _render
 from memhooks.cli._common import echo_json, echo_lines, open_store
-from memhooks.config import context7_api_url
+from memhooks.config import context7_api_url, db_path
 from memhooks.config import top_n as default_top
+from memhooks.gate import blocked
+from memhooks.warm import settings
+from memhooks.warm.rank import candidates
+from memhooks.warm.resolve import warm
+from memhooks.warm.scan import scan_project
 
 
 def register(main: click.Group) -> None:
@@ -27,11 +32,6 @@ def register(main: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def scan_cmd(directory, top_n, direct_only, as_json):
     """List the project's ranked libraries from its lockfiles and manifests."""
-    # lazy: each command's library code loads in that command only (CLI start-up)
-    from memhooks.warm import settings
-    from memhooks.warm.rank import candidates
-    from memhooks.warm.scan import scan_project
-
     project = os.path.realpath(directory)
     result = scan_project(project)
     n = top_n or default_top()
@@ -55,11 +55,7 @@ def warm_cmd(directory, budget, top_n, direct_only, as_json):
 
     Exits 0 when it did what it could: a network or rate-limit problem is said in one line,
     with what is already cached (a real error exits non-zero)."""
-    from memhooks.warm.resolve import warm
-
     project = os.path.realpath(directory)
-    from memhooks.config import db_path
-    from memhooks.gate import blocked
 
     if why := blocked(db_path(), project):
         click.echo(f"memhooks: not warming {project}: {why}", err=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 import zlib
 from dataclasses import dataclass, field
+from urllib.robotparser import RobotFileParser
 
 import httpx
 
@@ -153,8 +154,6 @@ class Fetcher:
         return self._robots[site].can_fetch(ROBOTS_AGENT, url)
 
     def _load_robots(self, site: str):
-        from urllib.robotparser import RobotFileParser
-
         rules = RobotFileParser()
         got = self.get(f"{site}/robots.txt", max_bytes=ROBOTS_MAX_BYTES, polite=False)
         everything = ["User-agent: *", "Disallow: /"]

@@ -17,6 +17,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import codecs
 import html as _html
 import re as _re
 from dataclasses import dataclass
@@ -183,8 +184,6 @@ def media_type(content_type: str | None) -> str:
 
 def charset(content_type: str | None) -> str:
     """The `charset=` of a Content-Type when Python knows it, else utf-8."""
-    import codecs
-
     for param in (content_type or "").split(";")[1:]:
         key, _, value = param.partition("=")
         if key.strip().lower() == "charset":

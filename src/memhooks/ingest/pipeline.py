@@ -12,6 +12,7 @@ import json
 import sqlite3
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memhooks import config
 from memhooks.config import canonical_path, db_path
@@ -21,6 +22,7 @@ from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
 from memhooks.store import health, journal
 from memhooks.store.admission import Refused
 from memhooks.store.connect import connect, transaction
+from memhooks.store.forget import drop_payload
 from memhooks.store.journal import CACHE_WRITE_EVENT, drain_spool
 from memhooks.store.projections import (
     add_capture,
@@ -34,7 +36,11 @@ from memhooks.store.projections import (
     upsert_tier2,
 )
 from memhooks.store.queries import main_file, pending_events
+from memhooks.store.reads import Taken
 from memhooks.tools import is_captured
+
+if TYPE_CHECKING:  # the adapter records load pydantic: for annotations only
+    from memhooks.ingest.records import AdapterResult
 
 BATCH = 50
 BATCH_BYTES = 4 * 1024 * 1024  # payload text per write transaction
@@ -59,7 +65,7 @@ class _Parsed:
     state: str
     error: str | None = None
     event: dict | None = None
-    result: object = None  # AdapterResult
+    result: AdapterResult | None = None
     columns: dict = field(default_factory=dict)
     payload: str | None = None  # re-redacted payload to store back, when it changed
     at: float | None = None  # original time of an imported event (a transcript's)
@@ -76,8 +82,7 @@ def _imported_at(event: dict) -> float | None:
 
 def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     """Pure: one journaled payload -> what to project. Never raises."""
-    # lazy: the adapters load pydantic; a reader with nothing pending skips them
-    from memhooks.ingest.adapters import route
+    from memhooks.ingest.adapters import route  # noqa: PLC0415 - lazy: pydantic; a reader with nothing pending skips it
 
     try:
         event = json.loads(payload)
@@ -154,6 +159,7 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
             refused(exc)
             return 0, exc.reason
     result = p.result
+    assert result is not None  # parse_event sets it on every event it leaves "done"
     # An imported event keeps its original time: its captures and new documents are dated
     # then, and its tier entries are written only when they would still be fresh.
     at = min(p.at, now) if p.at is not None else now
@@ -182,8 +188,6 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
                        session_id=session, tool_name=tool_name, captured_at=at):
             report.captures += 1
     if forgot and forgot == len(result.documents):
-        from memhooks.store.forget import drop_payload
-
         drop_payload(conn, p.event_id, cols)  # the user forgot this text: no raw copy either
     for lib in result.libraries:
         try:
@@ -207,11 +211,12 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
             written += 1
         except Refused as exc:
             refused(exc)
-    for entry in result.tier2:
-        if 0 <= entry.document_index < len(doc_ids) and doc_ids[entry.document_index] is not None:
+    for t2 in result.tier2:
+        doc_id = doc_ids[t2.document_index] if 0 <= t2.document_index < len(doc_ids) else None
+        if doc_id is not None:
             try:
-                upsert_tier2(conn, library_id=entry.library_id, topic=entry.topic,
-                             document_id=doc_ids[entry.document_index], origin="capture",
+                upsert_tier2(conn, library_id=t2.library_id, topic=t2.topic,
+                             document_id=doc_id, origin="capture",
                              ttl_s=config.tier2_ttl_s(), now=at, provenance="capture")
                 written += 1
             except Refused as exc:
@@ -233,7 +238,7 @@ def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
     for p in batch:
         try:
             _commit_batch(conn, [p], report)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if isinstance(exc, sqlite3.DatabaseError) and not _is_event_error(exc):
                 raise
             reason = storable(f"write error: {type(exc).__name__}: {exc}"[:500])
@@ -299,8 +304,6 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
 def fold_reads_log(conn, db: str) -> int:
     """Fold the lookup commands' reads log into the counters (memhooks.store.reads): the
     store's write lock first, then the log's, so a lookup waits only while this commits."""
-    from memhooks.store.reads import Taken
-
     taken = Taken(db)
     if not taken.pending():
         return 0

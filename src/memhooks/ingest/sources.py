@@ -37,6 +37,7 @@ from memhooks.ingest.pages import (
     site_of,
 )
 from memhooks.names import checked_library_id, valid_version
+from memhooks.redact import redact_text
 from memhooks.store import sources as store
 
 CUT_NOTE = "\n\n[memhooks: page cut at {kept:,} bytes while downloading: the limit of one page]\n"
@@ -94,8 +95,6 @@ class Run:
 def carries_secret(url: str) -> bool:
     """Whether redaction would change the URL (a token in its query, a key in its path): such
     a URL is never fetched nor kept (the sources table holds URLs as they are)."""
-    from memhooks.redact import redact_text
-
     return redact_text(url) != url
 
 

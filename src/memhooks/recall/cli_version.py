@@ -38,6 +38,7 @@ def parse(version) -> tuple | None:
 
 def _read_regular(path: str, tail: bool) -> bytes:
     """Up to 64 KiB from the end (or the start) of a regular file; b'' otherwise."""
+    # lazy: hot-path module (the fallback decision, -I -S): only when the CLI version is read
     import stat
 
     try:
@@ -78,6 +79,7 @@ def _package_version(folder: str) -> str | None:
     data = _read_regular(os.path.join(folder, "package.json"), tail=False)
     if b"claude-code" not in data:
         return None
+    # lazy: hot-path module (the fallback decision, -I -S): only when the CLI version is read
     from memhooks._jsonlite import loads
 
     try:

@@ -11,6 +11,9 @@ from __future__ import annotations
 TYPE_CHECKING = False  # `re` (and `enum`) load in _res() on first use: here for annotations only
 if TYPE_CHECKING:
     import re
+    from typing import TypeVar
+
+    K = TypeVar("K")  # a piece's key, whatever the caller uses
 
 _RES: list[re.Pattern[str]] = []
 
@@ -200,8 +203,8 @@ def part_pieces(p: str) -> list[str]:
     return out
 
 
-def choose(query: list[str], pieces: list[tuple[object, str]], *, max_pieces: int = 3,
-           primary_share: float = 0.5, check=None) -> list[tuple[object, str]] | None:
+def choose(query: list[str], pieces: list[tuple[K, str]], *, max_pieces: int = 3,
+           primary_share: float = 0.5, check=None) -> list[tuple[K, str]] | None:
     """Pick up to `max_pieces` (key, text) pieces that together cover every query stem.
 
     The first piece must cover at least `primary_share` of the stems (the

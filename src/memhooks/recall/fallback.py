@@ -195,6 +195,7 @@ def hook_json(event: str, field: str, value) -> str:
 def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | None:
     """The hook's stdout (one JSON object) for one PostToolUse / PostToolUseFailure payload,
     or None. Records the fallback it gives."""
+    # lazy: hot path (PostToolUse, -I -S): the store and serve code load only for a live error worth a fallback
     from memhooks.recall import cli_version
 
     now = time.time() if now is None else now

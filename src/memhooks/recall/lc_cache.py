@@ -15,6 +15,7 @@ import time
 
 def _find_fresh(conn, find, on_pending):
     """Try `find`; on a miss with pending events, let `on_pending` ingest them, try again."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.queries import has_pending
 
     result = find()
@@ -26,6 +27,7 @@ def _find_fresh(conn, find, on_pending):
 
 def lookup(conn, name: str, project: str, *, on_pending=None, origin: str = "agent") -> dict | None:
     """tier1 lookup that counts a hit or a miss (through the reads log, memhooks.store.reads)."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.queries import find_tier1, main_file
     from memhooks.store.reads import note
 
@@ -38,6 +40,7 @@ def lookup_docs(conn, library_id: str, topic: str, project: str, *,
                 on_pending=None, origin: str = "agent") -> tuple[int, str, str] | None:
     """tier2 lookup that counts a hit or a miss, and a read of the document (through the
     reads log, memhooks.store.reads)."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.queries import find_tier2, main_file
     from memhooks.store.reads import note
 
@@ -51,6 +54,7 @@ def lookup_docs(conn, library_id: str, topic: str, project: str, *,
 
 def _write_payload(record: dict, project: str) -> str:
     """The journaled form of a cache write (redacted, like every event)."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     import json
 
     from memhooks.redact import redact_text
@@ -63,6 +67,7 @@ def _write_payload(record: dict, project: str) -> str:
 
 def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     import json
 
     from memhooks.store.admission import Refused
@@ -89,6 +94,7 @@ def write(conn, record: dict, project: str) -> int:
 def journal_write(db: str, record: dict, project: str) -> int:
     """Journal a cache write and leave it pending (the projections are new or behind: the
     ingester migrates them and applies it). Returns the event id."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.connect import closing, connect_journal
     from memhooks.store.journal import CACHE_WRITE_EVENT, append
 
@@ -104,6 +110,7 @@ def _store() -> tuple[str, str] | None:
     """(store path, project), or None when there is no store yet: a lookup never creates
     one (no file, no folder, no log); the miss is the answer. None too for a project
     excluded from memhooks, or while it is paused (memhooks.gate): nothing is answered."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.config import db_path, project_dir, store_exists
     from memhooks.gate import blocked
 
@@ -119,6 +126,7 @@ def _answer(db: str, find, pending=None):
     ingest: on a miss, `pending(conn)` may answer from the journal's pending events of
     that one key (memhooks.recall.pending; conn is None when the store is new or behind),
     and when events wait to be ingested a detached ingester is started, not waited for."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.reader import closing
 
     conn = _open_read(db)
@@ -142,6 +150,7 @@ def _kick(db: str, behind: bool = False) -> None:
     """Start a detached ingester (unless one runs) when events wait, or the store is new or
     behind the migrations. Never waits, never raises."""
     try:
+        # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
         from memhooks.recall import pending
 
         if behind or pending.has_pending(db):
@@ -157,6 +166,7 @@ def _kick(db: str, behind: bool = False) -> None:
 def _open_read(db: str):
     """The projections read-only and current, or None when they are missing, new or behind.
     A file the read-only open cannot use (damaged, say) takes the full open, which heals."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     import sqlite3
 
     from memhooks.store.reader import connect_reader, is_current
@@ -183,6 +193,7 @@ def _open_read(db: str):
 def _open_current(db: str, connect):
     """The store without migrating it (a hot path never does), or None when it is new or
     behind the migrations."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.connect import is_current
 
     conn = connect(db, migrate=False)
@@ -194,6 +205,7 @@ def _open_current(db: str, connect):
 
 def ingest_now(timeout: float = 20.0) -> None:
     """Run an ingester in a child process (it needs packages this hot path must not import)."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     import subprocess
 
     from memhooks.config import ENTRY
@@ -224,6 +236,7 @@ def _safe(fn, label: str):
             fn(args)
         except BaseException as exc:  # noqa: BLE001 - advisory commands: exit 0, say nothing
             try:
+                # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
                 from memhooks.log import log_exception
 
                 log_exception(label)
@@ -262,6 +275,7 @@ def _cmd_lookup(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.queries import find_tier1
     from memhooks.store.reads import note
 
@@ -283,6 +297,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.store.queries import find_tier2
     from memhooks.store.reads import note
 
@@ -300,6 +315,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
 
 def _pending_tier1(db: str, name: str) -> dict | None:
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.recall import pending
 
     lid = pending.tier1(db, name)
@@ -308,9 +324,11 @@ def _pending_tier1(db: str, name: str) -> dict | None:
 
 def _pending_tier2(db: str, conn, library_id: str, topic: str):
     """(None, body, hash) like find_tier2's answer, from a pending docs event."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.recall import pending
 
     def forgotten(digest: str) -> bool:
+        # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
         from memhooks.store.forget import is_forgotten
 
         return conn is not None and is_forgotten(conn, digest)
@@ -323,6 +341,7 @@ def read_regular_file(path: str, limit: int) -> bytes | None:
     """Up to `limit` bytes of a regular file; None for anything else. Opened non-blocking
     (a FIFO never blocks the open) and checked with fstat before a byte is read (a FIFO, a
     device such as /dev/zero, a socket or a folder is refused)."""
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     import stat
 
     try:
@@ -355,6 +374,7 @@ def parse_write_args(args: list[str]) -> dict | None:
     if tier == "tier1" and len(args) >= 3 and args[1].strip() and args[2].strip():
         return {"tier": "tier1", "name": args[1].strip(), "library_id": args[2].strip()}
     if tier == "tier2" and len(args) >= 4 and args[1].strip():
+        # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
         from memhooks.config import max_write_bytes
         from memhooks.store.admission import REDACT_MARGIN
 
@@ -374,6 +394,7 @@ def _cmd_write(args: list[str]) -> None:
     record = parse_write_args(args)
     if record is None:
         return
+    # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     from memhooks.config import db_path, project_dir
     from memhooks.gate import blocked
     from memhooks.store.connect import closing, connect

@@ -24,6 +24,7 @@ DOCS = ("query-docs", "get-library-docs")
 
 def _events(db: str, tools: tuple) -> list:
     """(tool, parsed payload) of the newest pending PostToolUse events of Context7 `tools`."""
+    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks._jsonlite import loads
     from memhooks.store.pending import newest_tool_events, open_journal
     from memhooks.store.reader import closing
@@ -107,6 +108,7 @@ def _blocks(text: str) -> list[tuple[str, str | None]]:
 
 def tier1(db: str, name: str) -> str | None:
     """A library ID for `name` from a pending resolve-library-id result, or None."""
+    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks.names import checked_library_id, lookup_keys, loose_key, pick_library
 
     wanted, loose = set(lookup_keys(name)), loose_key(name)
@@ -151,7 +153,7 @@ def _normalised(text: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    try:  # the built-in SHA-256 module: hashlib would load OpenSSL
+    try:  # lazy: the built-in SHA-256 module, at first use (hashlib would load OpenSSL)
         from _sha256 import sha256
     except ImportError:
         try:
@@ -164,6 +166,7 @@ def content_hash(text: str) -> str:
 def tier2(db: str, library_id: str, topic: str, forgotten=None) -> tuple[str, str] | None:
     """(body, content hash) for (library, topic) from a pending Context7 docs result, or None.
     `forgotten(hash)` says whether the user forgot a text."""
+    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks.config import max_doc_bytes
     from memhooks.names import library_key, topic_key
 
@@ -195,6 +198,7 @@ def tier2(db: str, library_id: str, topic: str, forgotten=None) -> tuple[str, st
 
 def has_pending(db: str) -> bool:
     """Whether the journal holds events that could add an answer (read-only)."""
+    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks.store.pending import has_pending_answers, open_journal
     from memhooks.store.reader import closing
 

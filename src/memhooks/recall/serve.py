@@ -69,6 +69,7 @@ def classify(tool_name, switches: bool = True) -> str | None:
     # named as for capture (context7 / exa a whole word of the name; plugin forms too).
     if not tool_name.startswith("mcp__"):
         return None
+    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
     from memhooks.tools import parse_tool_name, server_has_word
 
     server, tool = parse_tool_name(tool_name)
@@ -88,6 +89,7 @@ def classify(tool_name, switches: bool = True) -> str | None:
 def split_id(library_id: str) -> tuple[str, str | None] | None:
     """`/org/repo[/v|@v]` (leading and trailing slash optional) -> (lower-case base, version
     without a leading v) or None, by the one Context7 ID grammar (memhooks.names)."""
+    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
     from memhooks.names import split_library_id
 
     lid = library_id if library_id.startswith("/") else "/" + library_id
@@ -117,6 +119,7 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 def answer_resolve(conn, tool_input: dict, project: str, now: float,
                    max_age: float | None = None) -> Served | None:
     """`max_age` (a fallback): a tier1 entry that expired at most that long ago will do."""
+    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
     from memhooks.store.queries import find_tier1
 
     name = _s(tool_input.get("libraryName"), 200)
@@ -154,6 +157,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float,
 
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
                 max_chars: int, budget, max_age: float | None = None) -> Served | None:
+    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
     from memhooks.recall import coverage as cv
     from memhooks.toolargs import context7_docs_args
 
@@ -239,7 +243,7 @@ def _decide(conn, tool_name, tool_input, project: str, now: float | None, max_ag
 # ----------------------------------------------------------------------------- the hook
 
 def call_key(tool_name: str, tool_input, session_id) -> str:
-    try:  # the built-in SHA-256 module: hashlib would load OpenSSL (~3 ms per hook run)
+    try:  # lazy: the built-in SHA-256 module, at first use (hashlib would load OpenSSL, ~3 ms per hook run)
         from _sha256 import sha256
     except ImportError:
         try:
@@ -252,11 +256,13 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
 
 def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | None:
     """The hook's stdout object for one PreToolUse payload, or None. Records what it serves."""
+    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
     from memhooks.config import project_dir
 
     now = time.time() if now is None else now
     tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
-    if classify(tool_name) is None or not os.path.isfile(db):
+    kind = classify(tool_name)
+    if kind is None or not isinstance(tool_name, str) or not os.path.isfile(db):
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
@@ -271,7 +277,6 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
             return None  # new or behind the migrations: nothing to serve (never migrated here)
         from memhooks.store import serve_log
 
-        kind = classify(tool_name)
         if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
             from memhooks.store.connect import transaction
 
@@ -320,6 +325,7 @@ def pre_tool_use() -> int:
             return 0
         payload = loads(raw.decode("utf-8", "replace"))
         if isinstance(payload, dict):
+            # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
             from memhooks.config import db_path
 
             result = serve_payload(payload, db_path())
@@ -329,12 +335,12 @@ def pre_tool_use() -> int:
             from memhooks.log import log_exception
 
             log_exception("pre-tool-use")
-        except BaseException:  # noqa: BLE001, S110 - nothing left to report to
+        except BaseException:  # noqa: BLE001 - nothing left to report to
             pass
     if out:
         try:
             sys.stdout.buffer.write(out.encode("utf-8", "replace"))  # whatever the locale
             sys.stdout.buffer.flush()
-        except BaseException:  # noqa: BLE001, S110 - stdout closed: the call simply runs
+        except BaseException:  # noqa: BLE001 - stdout closed: the call simply runs
             pass
     return 0

@@ -18,6 +18,7 @@ MAX_URLS = 10
 def norm_url(url: str) -> str | None:
     """Scheme and host lower-cased, http upgraded to https (as WebFetch does), default
     port and fragment dropped, an empty path made `/`. Query strings are kept as written."""
+    # lazy: PreToolUse hot path (-I -S): only for a page call it may serve
     from urllib.parse import urlsplit, urlunsplit
 
     try:
@@ -56,6 +57,7 @@ def _since(now: float, max_age: float | None) -> float:
 
 def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
                     max_age: float | None = None) -> Served | None:
+    # lazy: PreToolUse hot path (-I -S): only for a page call it may serve
     from memhooks.toolargs import webfetch_offset
 
     url, prompt = s(tool_input.get("url")), s(tool_input.get("prompt"), 20000)
@@ -81,6 +83,7 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
 def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int,
                      max_age: float | None = None) -> Served | None:
     """Per URL: each URL asked needs a page a fetch stored for exactly that URL, as asked."""
+    # lazy: PreToolUse hot path (-I -S): only for a page call it may serve
     from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls
 
     urls = exa_fetch_urls(tool_input)

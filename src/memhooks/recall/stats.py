@@ -134,7 +134,6 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "fallbacks": fallback_log.summary(conn, p),
         "daily": _daily(conn, p, now, DAYS, served),
     }
-    # lazy: heavy optional dependency (pydantic), for `stats --json` only
-    from memhooks.recall.stats_model import check
+    from memhooks.recall.stats_model import check  # noqa: PLC0415 - lazy: pydantic, for `stats --json` only
 
     return check(report)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from memhooks.recall import stats_fallbacks
 from memhooks.termtext import tokens
 
 if TYPE_CHECKING:
@@ -239,8 +240,6 @@ def render(data: dict, console=None) -> None:
             for r in e[key]:
                 reasons.add_row(cell(r["reason"], 300), f"{r['count']:,}")
             console.print(reasons)
-    from memhooks.recall import stats_fallbacks  # noqa: PLC0415 - its own block
-
     stats_fallbacks.render(data, console)
 
 
@@ -421,9 +420,7 @@ def render_html(data: dict) -> str:
     parts.append(f"<h2>Events: {e['total']:,}</h2>")
     parts.append(table("events", [("state", False), ("events", True)],
                        [[k, f"{v:,}"] for k, v in e["by_state"].items()]))
-    from memhooks.recall.stats_fallbacks import html as fallbacks_html  # noqa: PLC0415 - its own block
-
-    parts.append(fallbacks_html(data))
+    parts.append(stats_fallbacks.html(data))
     parts.append("<footer>memhooks · this page is self-contained: no scripts, no network.</footer>"
                  "</body></html>\n")
     return "".join(parts)

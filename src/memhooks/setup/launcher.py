@@ -25,9 +25,13 @@ interpreter installed. Standard library only; the template's hot path imports no
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, distribution
 
 PREFIX = "memhooks-launch-"
 NAME_RE = re.compile(r"memhooks-launch-[0-9a-f]{8,64}\.py")
@@ -155,8 +159,6 @@ if __name__ == "__main__":
 
 def launcher_dir() -> str:
     """memhooks' own data folder (the store's folder), outside any Python environment."""
-    from memhooks import config
-
     return os.path.dirname(config.db_path())
 
 
@@ -174,8 +176,6 @@ def site_dir(package: str) -> str:
     """The folder holding memhooks' distribution metadata (where pip installs and removes it);
     the package's parent when there is none (a checkout on sys.path)."""
     try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
         try:
             return os.path.abspath(str(distribution("memhooks").locate_file("")))
         except PackageNotFoundError:
@@ -210,8 +210,6 @@ def read_header(path: str) -> dict | None:
             head = [fh.readline() for _ in range(8)]
     except (OSError, UnicodeDecodeError):
         return None
-    import ast
-
     out: dict = {}
     for line in head:
         name, sep, value = line.rstrip("\n").partition(" = ")
@@ -227,8 +225,6 @@ def read_header(path: str) -> dict | None:
 
 def reinstall_hint(scope: str) -> str:
     """The command that writes working entries again: this memhooks' own `install`."""
-    import sys
-
     exe = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "memhooks")
     cmd = f'"{exe}"' if os.path.isfile(exe) and " " in exe else (exe if os.path.isfile(exe) else "memhooks")
     return f"run `{cmd} install{'' if scope == 'user' else ' --scope ' + scope}` again"
@@ -238,8 +234,6 @@ def problems(paths: list[str]) -> list[str]:
     """What keeps a hook command's [python, script] from running (empty: it runs). A launcher
     is asked where memhooks is (`--where`, which also records a moved package); a command
     that runs a package's `_entry.py` directly is one an older memhooks wrote."""
-    import subprocess
-
     if len(paths) < 2:
         return []
     python, script = paths[0], paths[1]

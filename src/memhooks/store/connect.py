@@ -32,7 +32,7 @@ from memhooks.store.sqlite_file import transaction as transaction  # and write w
 def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True) -> sqlite3.Connection:
     """Open (and create) the store with its journal attached. Autocommit mode: use
     `transaction()` to write. A damaged file is moved aside and replaced, once."""
-    # lazy (hot-path module, here and below): config loads when a store is opened, health
+    # lazy: hot-path module (here and below): config loads when a store is opened, health
     # only to heal a damaged file, the migration runner (sqlite-utils) only to migrate.
     if path is None:
         from memhooks.config import db_path

@@ -41,7 +41,7 @@ def summary(conn, project: str | None = None, days: int = 30) -> dict:
 
     def rows(col: str, order: str, limit: int) -> list[dict]:
         return [{col: k, "fallbacks": c, "bytes": b or 0} for k, c, b in conn.execute(
-            f"SELECT {col}, count(*), sum(bytes) FROM fallback_log WHERE {where}"  # noqa: S608
+            f"SELECT {col}, count(*), sum(bytes) FROM fallback_log WHERE {where}"
             f" GROUP BY {col} ORDER BY {order} LIMIT ?", (*args, limit))]
 
     return {

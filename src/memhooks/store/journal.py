@@ -27,6 +27,7 @@ def append(conn, payload: str, *, size: int, project: str | None, error: str | N
     """Insert one event (autocommit). A payload with an error is journaled as failed.
     `tool_name` (the capture hook's scan of it) lets a lookup find the pending events of
     one tool before they are ingested; ingestion sets it again from the parsed payload."""
+    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     from memhooks.sqltext import storable, storable_path
 
     cur = conn.execute(
@@ -55,6 +56,7 @@ def claim(conn, event_id: int, *, state: str, error: str | None, now: float, col
           payload: str | None) -> bool:
     """Settle a pending event (done, skipped or failed) with the columns its parsed payload
     fills and, when given, its rewritten payload. False when another ingester took it."""
+    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     from memhooks.sqltext import storable, storable_path
 
     cur = conn.execute(
@@ -118,6 +120,7 @@ def spool_dir(db: str) -> str:
 def _private_dir(path: str) -> str | None:
     """`path` created 0700 (parents too), ours and not a symlink; else None."""
     try:
+        # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
         from memhooks.files import make_private_dirs
 
         make_private_dirs(path)
@@ -134,6 +137,7 @@ def _private_dir(path: str) -> str | None:
 
 
 def _spool_dirs(db: str) -> list[str]:
+    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     from memhooks.files import fallback_dirs
 
     return [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]
@@ -155,6 +159,7 @@ def spool(db: str, payload: str, *, size: int, project: str | None, error: str |
           hook_event_name: str | None, state: str | None = None) -> str | None:
     """Write an event that could not be journaled to a spool file: beside the DB, else in
     a fallback folder. Never raises; None when no folder took it."""
+    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     import json
 
     record = {
@@ -190,6 +195,7 @@ def spool(db: str, payload: str, *, size: int, project: str | None, error: str |
 
 
 def _move_failed(folder: str, name: str, reason: str) -> None:
+    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     from memhooks.log import log_error
 
     target = os.path.join(folder, FAILED_DIR)
@@ -246,6 +252,7 @@ def drain_spool(conn, db: str) -> int:
     DB, and this store's files in the fallback folders. Each file is claimed first, so
     drainers running at once journal it once. A file that cannot be journaled is moved to
     `failed/` beside it, with a log line."""
+    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     import json
     import sqlite3
 

@@ -158,6 +158,7 @@ def m003_libraries_and_tiers(db):
 def m004_tier1_loose_key(db):
     """A spelling-insensitive key (PEP 503 folding of `-`, `_`, `.` and case) so a
     name written without its ecosystem is found under any spelling."""
+    # lazy: only when this migration runs
     from memhooks.names import loose_key
 
     db["tier1"].add_column("loose_key", str)
@@ -211,7 +212,7 @@ def m006_journal_apart(db):
         # Two steps, so no intermediate id collides.
         db.execute("UPDATE journal.events SET id = -id")
         db.execute("UPDATE journal.events SET id = -id + ?", (top,))
-    db.execute(f"INSERT INTO journal.events ({cols}) SELECT {cols} FROM main.events")  # noqa: S608
+    db.execute(f"INSERT INTO journal.events ({cols}) SELECT {cols} FROM main.events")
     db.execute("DROP TABLE main.events")
 
 

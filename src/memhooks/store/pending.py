@@ -9,6 +9,7 @@ import time
 def open_journal(db: str, budget_s: float):
     """The journal beside the store `db`, read-only, every statement stopped once `budget_s`
     has passed; None when there is no journal or it cannot be opened."""
+    # lazy: hot path (-I -S): only when the journal is opened
     from memhooks.config import journal_path
     from memhooks.store.reader import connect_reader
 
@@ -32,7 +33,7 @@ def newest_tool_events(conn, tool_suffixes: tuple, limit: int) -> list:
     escaped = ("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in tool_suffixes)
     try:
         return conn.execute(
-            "SELECT tool_name, payload FROM events WHERE state = 'pending'"  # noqa: S608
+            "SELECT tool_name, payload FROM events WHERE state = 'pending'"
             f" AND hook_event_name = 'PostToolUse' AND ({like}) ORDER BY id DESC LIMIT ?",
             (*escaped, limit)).fetchall()
     except sqlite3.Error:

@@ -46,7 +46,7 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
         ("global", "loose_key = ?", (loose,)),
     )
     for scope, where, params in attempts:
-        row = _rows(conn, f"SELECT {cols} FROM tier1 WHERE {where}{fresh}",  # noqa: S608
+        row = _rows(conn, f"SELECT {cols} FROM tier1 WHERE {where}{fresh}",
                            (*params, now)).fetchone()
         if row is not None:
             return {"name": name, "library_id": row["library_id"], "version": row["version"],
@@ -93,7 +93,7 @@ def rank_libraries(conn, name: str, *, pattern: str | None = None, exclude: str 
         params.append(exclude)
     return _rows(
         conn,
-        f"SELECT {LIBRARY_COLUMNS} FROM libraries WHERE {where}"  # noqa: S608
+        f"SELECT {LIBRARY_COLUMNS} FROM libraries WHERE {where}"
         f" ORDER BY ({title}) DESC, ({title} OR {tail}) DESC, {LIBRARY_RANK} LIMIT ?",
         (*params, *bare, *bare, *bare, limit),
     ).fetchall()
@@ -150,6 +150,7 @@ RETRY_KEY = "context7.retry_after"  # api_state key of the Context7 API backoff
 def api_retry_row(conn):
     """The Context7 API's backoff row (value, until), or None (none, or a store without the
     table)."""
+    # lazy: hot-path module (-I -S): sqlite3's error types only when the API state is read
     import sqlite3
 
     try:

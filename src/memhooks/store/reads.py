@@ -32,6 +32,7 @@ MAX_LINE = 64 * 1024
 
 def reads_path(db: str) -> str:
     """`reads.log` next to `memhooks.db` (a store with another name, `x.db`, has `x.reads.log`)."""
+    # lazy: hot path (lc-cache-*, -I -S): config only when the reads log is used
     from memhooks.config import beside
 
     return beside(db, "reads.log")
@@ -132,7 +133,7 @@ class Taken:
 
     def __init__(self, db: str):
         self.path = reads_path(db)
-        self.fd = None
+        self.fd: int | None = None
 
     def pending(self) -> bool:
         try:

@@ -44,14 +44,14 @@ def _rows(conn, sql: str, params=()) -> list[sqlite3.Row]:
 
 
 def get(conn, url: str) -> sqlite3.Row | None:
-    rows = _rows(conn, f"SELECT {COLUMNS} FROM sources WHERE url = ?", (url,))  # noqa: S608
+    rows = _rows(conn, f"SELECT {COLUMNS} FROM sources WHERE url = ?", (url,))
     return rows[0] if rows else None
 
 
 def of_root(conn, root: str) -> dict[str, sqlite3.Row]:
     """The rows added under `root`, by URL, in the order they were added."""
     return {r["url"]: r for r in _rows(
-        conn, f"SELECT {COLUMNS} FROM sources WHERE root = ? ORDER BY added_at, rowid", (root,))}  # noqa: S608
+        conn, f"SELECT {COLUMNS} FROM sources WHERE root = ? ORDER BY added_at, rowid", (root,))}
 
 
 def roots(conn) -> list[str]:
@@ -69,7 +69,7 @@ def due(conn, *, url: str | None = None, checked_before: float | None = None) ->
     if checked_before is not None:
         where.append("coalesce(checked_at, 0) < ?")
         params.append(checked_before)
-    sql = f"SELECT {COLUMNS} FROM sources"  # noqa: S608 - fixed columns, conditions built here
+    sql = f"SELECT {COLUMNS} FROM sources"  # fixed columns, conditions built here
     if where:
         sql += " WHERE " + " AND ".join(where)
     return _rows(conn, sql + " ORDER BY root, kind = 'page', added_at, rowid", params)
@@ -124,7 +124,7 @@ def save_page(conn, *, url: str, root: str, site: str, kind: str, title: str | N
                                     (doc_id,)).fetchone()
         title, library_id, version = _title(title), library_id_or_none(library_id), version_or_none(version)
         conn.execute(
-            f"INSERT INTO sources ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"  # noqa: S608
+            f"INSERT INTO sources ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
             " 'ok', NULL) ON CONFLICT (url) DO UPDATE SET title = excluded.title,"
             " library_id = excluded.library_id, version = excluded.version, etag = excluded.etag,"
             " last_modified = excluded.last_modified, content_hash = excluded.content_hash,"
@@ -154,7 +154,7 @@ def _put(conn, *, url, root, site, kind, title, library_id, version, status, err
          checked: bool, wire_bytes: int = 0, etag=None, last_modified=None) -> None:
     title, library_id, version = _title(title), library_id_or_none(library_id), version_or_none(version)
     conn.execute(
-        f"INSERT INTO sources ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, ?, ?,"  # noqa: S608
+        f"INSERT INTO sources ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, ?, ?,"
         " NULL, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET"
         " etag = coalesce(excluded.etag, sources.etag),"
         " last_modified = coalesce(excluded.last_modified, sources.last_modified),"

@@ -15,6 +15,7 @@ def _tighten(path: str, mode: int) -> None:
     """chmod an existing file or folder of ours to `mode` when it is looser. Never a
     shared folder (sticky, like /tmp), the home folder or the root."""
     try:
+        # lazy: hot-path module (-I -S): only when a store file is prepared or checked
         import stat
 
         st = os.lstat(path)
@@ -38,6 +39,7 @@ _OURS = ("memhooks", "journal.db", "reads.log", "tier1.answers", "spool", ".heal
 def _our_folder(path: str) -> bool:
     """A folder memhooks may tighten: the default data dir, `$CLAUDE_PLUGIN_DATA`, or one
     that holds nothing but memhooks files (never /var/lib, a home, a project...)."""
+    # lazy: hot-path module (-I -S): only when a store file is prepared or checked
     from memhooks.config import user_data_dir
 
     real = os.path.realpath(path)
@@ -69,6 +71,7 @@ class NotRegularFile(sqlite3.DatabaseError):
 def not_regular(path: str) -> str | None:
     """What `path` is when it exists and is no regular file (a symlink counts as what it
     points at), else None."""
+    # lazy: hot-path module (-I -S): only when a store file is prepared or checked
     import stat
 
     try:
@@ -90,6 +93,7 @@ def prepare_file(path: str) -> None:
         raise NotRegularFile(f"file is not a database: {path} is {kind}, not a regular file")
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):
+        # lazy: hot-path module (-I -S): only when a store file is prepared or checked
         from memhooks.files import make_private_dirs
 
         make_private_dirs(folder)

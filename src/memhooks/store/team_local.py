@@ -296,7 +296,7 @@ def own_library_ids(conn, keys: list[str], loose: str) -> list[str]:
         return []
     marks = ",".join("?" * len(keys)) or "NULL"
     return [r["library_id"] for r in _rows(
-        conn, f"SELECT DISTINCT library_id FROM tier1 WHERE (name_key IN ({marks}) OR loose_key = ?)"  # noqa: S608
+        conn, f"SELECT DISTINCT library_id FROM tier1 WHERE (name_key IN ({marks}) OR loose_key = ?)"
         f" AND library_id IS NOT NULL AND origin IN ({','.join('?' * len(OWN_ORIGINS))}) LIMIT 100",
         (*keys, loose, *OWN_ORIGINS))]
 
@@ -309,7 +309,7 @@ def seen_library_ids(conn, bare: list[str]) -> list[str]:
         return []
     marks = ",".join("?" * len(bare))
     return [r["library_id"] for r in _rows(
-        conn, f"SELECT library_id FROM libraries WHERE origin != 'team'"  # noqa: S608
+        conn, f"SELECT library_id FROM libraries WHERE origin != 'team'"
         f" AND (title_key IN ({marks}) OR tail_key IN ({marks})) LIMIT 200", (*bare, *bare))]
 
 
@@ -320,7 +320,7 @@ def library_origins(conn, ids: list[str]) -> dict[str, str]:
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         out.update((r["library_id"], r["origin"]) for r in _rows(
-            conn, f"SELECT library_id, origin FROM libraries WHERE library_id IN ({marks})", chunk))  # noqa: S608
+            conn, f"SELECT library_id, origin FROM libraries WHERE library_id IN ({marks})", chunk))
     return out
 
 

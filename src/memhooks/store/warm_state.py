@@ -23,6 +23,7 @@ def clear_api_fault(conn, key: str, now: float) -> None:
 
 def save_warm_state(conn, project: str, *, fingerprint: str, files: list, dirs: list,
                     ranked: list[dict], now: float) -> None:
+    # lazy: SessionStart hot path (-I -S): json only when a warm is saved
     import json
 
     conn.execute(

@@ -69,6 +69,7 @@ def build_context(entries: list[dict], note: str = "") -> str:
     """`name@version → /org/repo` lines plus the hint, at most MAX_CONTEXT chars. Only
     checked values (memhooks.names grammars) reach it. `(cached)` marks an ID served from
     tier1 that an earlier session resolved. With nothing resolved: what is cached (`note`)."""
+    # lazy: SessionStart fast path (-I -S): egress only when there is context to render
     from memhooks.egress import clean
 
     checked = [c for c in (_checked(e) for e in entries) if c is not None]
@@ -142,6 +143,7 @@ def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bo
         if backoff[0] == "429":
             parts.append(f"Context7 is rate-limited until {when}: prefer the cached docs until then.")
         else:
+            # lazy: SessionStart fast path (-I -S): egress only when there is context to render
             from memhooks.egress import one_line
 
             parts.append(f"The Context7 API was not usable ({one_line(backoff[0], 80)}); memhooks "

@@ -22,7 +22,7 @@ from memhooks.warm.context import (
 
 def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
-    # lazy (hot path, SessionStart under -I -S; so in every function here): the store's
+    # lazy: hot path (SessionStart under -I -S; so in every function here): the store's
     # code loads only once there is a store to read.
     from memhooks.names import normalize
     from memhooks.store.queries import project_tier1
