@@ -171,3 +171,34 @@ def warm_budget_s() -> float:
 
 def context7_api_url() -> str:
     return (os.environ.get("CONTEXT7_API_URL", "").strip() or "https://context7.com/api").rstrip("/")
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2,
+               "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024,
+               "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+
+
+def parse_size(text) -> int | None:
+    """Bytes from a size like `500MB`, `1GiB`, `20 mb`, `1.5G` or `1048576` (decimal units
+    for KB/MB/GB, binary ones for KiB/MiB/GiB); None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    raw = text.strip().lower().replace(" ", "").replace("_", "")
+    i = 0
+    while i < len(raw) and (raw[i].isdigit() or raw[i] == "."):
+        i += 1
+    number, unit = raw[:i], raw[i:]
+    if not number or number.count(".") > 1 or unit not in _SIZE_UNITS or len(raw) > 32:
+        return None
+    value = float(number) * _SIZE_UNITS[unit]
+    return int(value) if 0 < value < 2**62 else None
+
+
+DEFAULT_MAX_STORE_BYTES = 1024**3
+
+
+def max_store_bytes() -> int:
+    """The size cap of the store folder (`MEMHOOKS_MAX_SIZE`, e.g. `500MB`, `1GiB`; default
+    1 GiB), enforced by the detached ingester after it ingests. An unreadable value is the
+    default."""
+    return parse_size(os.environ.get("MEMHOOKS_MAX_SIZE", "")) or DEFAULT_MAX_STORE_BYTES
