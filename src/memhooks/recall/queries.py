@@ -185,13 +185,20 @@ def pending_events(conn, after_id: int, limit: int) -> list:
 
 
 def journal_counts(conn, older_than: float) -> dict:
-    """Events in the journal: total, pending, pending since before `older_than`, failed."""
-    row = _rows(
-        conn,
-        "SELECT count(*) AS total, coalesce(sum(state = 'pending'), 0) AS pending,"
-        " coalesce(sum(state = 'pending' AND received_at < ?), 0) AS old_pending,"
-        " coalesce(sum(state = 'failed'), 0) AS failed FROM events", (older_than,),
-    ).fetchone()
+    """Events in the journal (packed ones too): total, pending, pending since before
+    `older_than`, failed."""
+    sql = ("SELECT count(*) + (SELECT coalesce(sum(n), 0) FROM pack_tally) AS total,"
+           " coalesce(sum(state = 'pending'), 0) AS pending,"
+           " coalesce(sum(state = 'pending' AND received_at < ?), 0) AS old_pending,"
+           " coalesce(sum(state = 'failed'), 0)"
+           " + (SELECT coalesce(sum(n), 0) FROM pack_tally WHERE state = 'failed') AS failed"
+           " FROM events")
+    try:
+        row = _rows(conn, sql, (older_than,)).fetchone()
+    except sqlite3.OperationalError:  # a journal not migrated yet (opened read-only): no packs
+        row = _rows(conn, sql.replace("(SELECT coalesce(sum(n), 0) FROM pack_tally) AS", "0 AS")
+                    .replace("(SELECT coalesce(sum(n), 0) FROM pack_tally WHERE state = 'failed')", "0"),
+                    (older_than,)).fetchone()
     return {k: row[k] for k in ("total", "pending", "old_pending", "failed")}
 
 
@@ -204,9 +211,11 @@ def tool_use_ids(conn, session_id: str) -> set:
     """The tool_use ids journaled for one session, whatever their state (ingestion fills
     the session and tool_use columns from the payload). Used to import a transcript's
     tool calls once, and not the ones a live hook already journaled."""
+    from memhooks.store.compact import session_tool_use_ids
+
     return {r[0] for r in conn.execute(
         "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
-        (session_id,))}
+        (session_id,))} | session_tool_use_ids(conn, session_id)
 
 
 def integrity(conn) -> list[str]:
@@ -533,15 +542,18 @@ def stats_tier2(conn, now: float) -> sqlite3.Row:
 def stats_events_by_state(conn, project: str | None) -> list[sqlite3.Row]:
     """Rows (state, count) of the journal."""
     where, args = _project_scope(project)
-    return _rows(conn, f"SELECT state, count(*) AS count FROM events WHERE {where} GROUP BY state",
+    # packed events (memhooks.store.compact) are counted by pack_tally
+    return _rows(conn, "SELECT state, sum(n) AS count FROM (SELECT state, 1 AS n, project FROM events"
+                       f" UNION ALL SELECT state, n, project FROM pack_tally) WHERE {where} GROUP BY state",
                  args).fetchall()
 
 
 def stats_event_reasons(conn, project: str | None, state: str, limit: int) -> list[sqlite3.Row]:
     """Rows (reason, count): why events ended in `state`, most frequent first."""
     where, args = _project_scope(project)
-    return _rows(conn, "SELECT error AS reason, count(*) AS count FROM events WHERE state = ?"
-                       f" AND {where} GROUP BY error ORDER BY count(*) DESC, error LIMIT ?",
+    return _rows(conn, "SELECT error AS reason, sum(n) AS count FROM (SELECT state, error, project,"
+                       " 1 AS n FROM events UNION ALL SELECT state, error, project, n FROM pack_tally)"
+                       f" WHERE state = ? AND {where} GROUP BY error ORDER BY sum(n) DESC, error LIMIT ?",
                  (state, *args, limit)).fetchall()
 
 

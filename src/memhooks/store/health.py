@@ -219,11 +219,12 @@ def _reset_journal(db: str) -> int:
     `memhooks reindex` does, without the projections to clear."""
     from memhooks.capture.journal import requeue_derived
     from memhooks.config import journal_path
+    from memhooks.store.compact import requeue_packs
     from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
     with closing(open_file(journal_path(db))) as conn:
         ensure_journal_schema(conn, "main")
-        return requeue_derived(conn)
+        return requeue_derived(conn) + requeue_packs(conn)
 
 
 def due(db: str, interval: float = CHECK_INTERVAL_S) -> bool:
@@ -338,6 +339,12 @@ def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
                 cur = dst.execute(f"INSERT OR IGNORE INTO events ({_COLS}) VALUES"  # noqa: S608
                                   " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 copied += cur.rowcount
+            dst.execute("COMMIT")
+        if time.monotonic() <= deadline:
+            from memhooks.store.compact import salvage
+
+            dst.execute("BEGIN IMMEDIATE")
+            copied += salvage(src, dst)  # the packed events and the bodies they refer to
             dst.execute("COMMIT")
     except sqlite3.Error:
         complete = False

@@ -9,7 +9,7 @@ import time
 from memhooks.store.reader import BUSY_TIMEOUT_MS
 from memhooks.store.reader import closing as closing  # the store's users close with it
 
-JOURNAL_SCHEMA_VERSION = 2
+JOURNAL_SCHEMA_VERSION = 3
 
 
 def _tighten(path: str, mode: int) -> None:
@@ -79,15 +79,39 @@ def prepare_file(path: str) -> None:
 
 def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
+    fresh = is_empty(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if fresh:
+            fresh_file(conn, "main", journal=os.path.basename(path).endswith("journal.db"))
         ensure_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def is_empty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
+JOURNAL_PAGE_SIZE = 16384
+
+
+def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
+    """A new file gives the pages a prune empties back (`PRAGMA incremental_vacuum`), and the
+    journal, whose compressed bodies are 1-16 KiB records, uses 16 KiB pages (4 KiB ones
+    would hold one such record each, half empty). Both can only be chosen before the file's
+    first page is written (WAL mode writes it): an existing file switches at
+    `memhooks vacuum`."""
+    if journal:
+        conn.execute(f"PRAGMA {schema}.page_size = {JOURNAL_PAGE_SIZE}")
+    conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
 
 
 def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> None:
@@ -121,12 +145,60 @@ def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> 
             # A session's journaled tool calls (importing a transcript skips those).
             conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_session_tool"
                          " ON events(session_id, tool_use_id)")
+        if version < 3:
+            journal_v3_compaction(conn, schema)
         if version < JOURNAL_SCHEMA_VERSION:
             conn.execute(f"PRAGMA {schema}.user_version = {JOURNAL_SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def journal_v3_compaction(conn: sqlite3.Connection, schema: str) -> None:
+    """Journal step 3: compaction (memhooks.store.compact). `blobs` holds each distinct long
+    text of the payloads once, compressed (a settled event's payload keeps a reference);
+    `blob_docs` which documents each one gave; `event_packs` settled events moved out of
+    `events` into compressed blocks (`pending` = to be projected again: a reindex, a heal);
+    `pack_sessions` and `pack_tally` what the blocks hold, for the transcript import and
+    the stats."""
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.blobs (
+        id INTEGER PRIMARY KEY,
+        sha256 TEXT NOT NULL UNIQUE,
+        data BLOB NOT NULL,
+        bytes INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    )""")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.blob_docs (
+        content_hash TEXT NOT NULL,
+        blob INTEGER NOT NULL,
+        PRIMARY KEY (content_hash, blob)
+    ) WITHOUT ROWID""")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.blob_docs_blob ON blob_docs(blob)")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.event_packs (
+        id INTEGER PRIMARY KEY,
+        first_id INTEGER NOT NULL,
+        last_id INTEGER NOT NULL,
+        events INTEGER NOT NULL,
+        pending INTEGER NOT NULL DEFAULT 0,
+        data BLOB NOT NULL,
+        packed_at REAL NOT NULL
+    )""")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.event_packs_first ON event_packs(first_id)")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.pack_sessions (
+        session_id TEXT NOT NULL,
+        pack INTEGER NOT NULL,
+        PRIMARY KEY (session_id, pack)
+    ) WITHOUT ROWID""")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.pack_tally (
+        pack INTEGER NOT NULL,
+        project TEXT,
+        state TEXT NOT NULL,
+        error TEXT,
+        n INTEGER NOT NULL,
+        oldest REAL
+    )""")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.pack_tally_pack ON pack_tally(pack)")
 
 
 def ensure_wal(conn: sqlite3.Connection, schema: str = "main") -> None:

@@ -1,0 +1,487 @@
+"""Journal compaction (standard library only): the journal stays the source of truth, but a
+repeat is not kept whole and settled events are kept compressed.
+
+Both steps are lossless: a payload comes back as the same JSON value (not the same bytes).
+- References. When the ingester settles an event (done or skipped), every string of
+  BLOB_MIN characters or more in its payload (a docs body, a fetched page, a search result)
+  is stored once in `blobs` (zlib), keyed by its SHA-256, and the payload is stored back as
+  a reference: the event with `{"memhooks_blob": "<sha256>"}` in each such place, as a
+  BLOB (zlib of its JSON; a hook only ever journals text, so that storage class marks a
+  payload as ours). So the first event of a content keeps it, and a repeat is a small row:
+  time, session, tool, tool_input, tool_use_id and the hashes. `blob_docs` says which
+  documents each blob gave (by content_hash), so a pruned or forgotten document's raw body
+  can go too; the references to it stay, and project nothing any more (`skipped`,
+  PRUNED).
+- Packs. Settled events below the first pending one are moved out of `events` into
+  `event_packs`: up to PACK_EVENTS rows as JSON lines, zlib-compressed together (a repeat
+  then costs tens of bytes). The row with the highest id stays in `events` (new ids
+  continue after it). `pack_sessions` lists each pack's sessions (the transcript import
+  asks which tool calls a session journaled) and `pack_tally` counts its events by
+  project, state and reason (the stats).
+
+`memhooks reindex` (and a heal after damage) sets every pack `pending`: the next ingest
+puts one pending pack at a time back into `events`, projects those events like any other
+(their bodies read back from the blobs) and packs them again, so a reindex never holds more
+than one pack's rows unpacked.
+
+Only this module reads or writes the journal's compacted forms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import zlib
+
+BLOB_MIN = 1024  # characters: shorter strings stay in the payload
+MARK = "memhooks_blob"
+PACK_EVENTS = 500
+PACK_BYTES = 2 * 1024 * 1024  # uncompressed lines per pack
+PACK_MIN = 200  # settled events before the ingester packs
+PRUNED = "content pruned from the journal"
+STUB_PREFIX = '{"memhooks_stub": true'
+COLUMNS = ("id", "received_at", "hook_event_name", "session_id", "tool_name", "tool_use_id",
+           "cwd", "project", "payload", "bytes", "state", "error", "processed_at")
+_PAYLOAD = COLUMNS.index("payload")
+_RAW, _REF = 0, 1  # a pack line's payload: the journaled text, or a reference event (dict)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def split_blobs(event) -> tuple[object, dict] | None:
+    """(the event with every long string replaced by a reference, {sha256: text}); None
+    when it has no long string, or holds a key of ours already (then it is kept whole)."""
+    found: dict = {}
+
+    def walk(value):
+        if isinstance(value, str):
+            if len(value) < BLOB_MIN:
+                return value
+            digest = _sha(value)
+            found[digest] = value
+            return {MARK: digest}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            if MARK in value:
+                raise ValueError("a payload with our marker key")
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    try:
+        out = walk(event)
+    except (ValueError, RecursionError):
+        return None
+    return (out, found) if found else None
+
+
+def _refs(value, out: set) -> None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if len(v) == 1 and isinstance(v.get(MARK), str):
+                out.add(v[MARK])
+            else:
+                stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def _restore(value, texts: dict):
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(MARK), str):
+            return texts[value[MARK]]
+        return {k: _restore(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, texts) for v in value]
+    return value
+
+
+def store_blobs(conn, blobs: dict, now: float) -> None:
+    """Keep each text once (zlib), inside the caller's transaction."""
+    for digest, text in blobs.items():
+        if conn.execute("SELECT 1 FROM blobs WHERE sha256 = ?", (digest,)).fetchone():
+            continue
+        data = text.encode("utf-8", "surrogatepass")
+        conn.execute("INSERT OR IGNORE INTO blobs (sha256, data, bytes, created_at) VALUES (?, ?, ?, ?)",
+                     (digest, zlib.compress(data, 6), len(data), now))
+
+
+def blob_texts(conn, digests) -> dict:
+    """{sha256: text} of the blobs still kept (a pruned one is missing)."""
+    out = {}
+    digests = list(digests)
+    for i in range(0, len(digests), 500):
+        part = digests[i:i + 500]
+        for digest, data in conn.execute(
+                f"SELECT sha256, data FROM blobs WHERE sha256 IN ({','.join('?' * len(part))})",  # noqa: S608
+                part):
+            out[digest] = zlib.decompress(data).decode("utf-8", "surrogatepass")
+    return out
+
+
+def link_documents(conn, digests, event_id: int) -> None:
+    """Record which documents the blobs of one event gave (the event's captures)."""
+    if not digests:
+        return
+    hashes = [r[0] for r in conn.execute(
+        "SELECT DISTINCT d.content_hash FROM captures c JOIN documents d ON d.id = c.document_id"
+        " WHERE c.event_id = ?", (event_id,))]
+    if not hashes:
+        return
+    part = list(digests)
+    ids = [r[0] for r in conn.execute(
+        f"SELECT id FROM blobs WHERE sha256 IN ({','.join('?' * len(part))})", part)]  # noqa: S608
+    conn.executemany("INSERT OR IGNORE INTO blob_docs (content_hash, blob) VALUES (?, ?)",
+                     [(h, b) for h in hashes for b in ids])
+
+
+# ----------------------------------------------------------------------------- reference payloads
+
+def encode_ref(event) -> bytes:
+    """A reference event as an `events.payload` BLOB (zlib of its JSON)."""
+    text = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
+
+
+def decode_ref(payload: bytes):
+    return json.loads(zlib.decompress(payload).decode("utf-8", "surrogatepass"))
+
+
+def expand(conn, payload: bytes) -> str | None:
+    """The full payload text of a reference (an `events.payload` BLOB), its long strings back
+    from the blobs; None when one of them was pruned (or the reference is unreadable)."""
+    try:
+        ref = decode_ref(payload)
+    except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    digests: set = set()
+    _refs(ref, digests)
+    texts = blob_texts(conn, digests)
+    if len(texts) < len(digests):
+        return None
+    return json.dumps(_restore(ref, texts))
+
+
+def compact_text(text: str) -> tuple[bytes, dict] | None:
+    """(the reference payload, {sha256: text}) for a journaled payload with long strings;
+    None when it has none (or is not a JSON object, or is a stub)."""
+    if not text.startswith("{") or text.startswith(STUB_PREFIX):
+        return None
+    try:
+        event = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    split = split_blobs(event) if isinstance(event, dict) else None
+    if split is None:
+        return None
+    return encode_ref(split[0]), split[1]
+
+
+# ----------------------------------------------------------------------------- packs
+
+def _line(row, conn, now: float) -> tuple[str, set]:
+    """One pack line for an events row (its long strings moved to the blobs), and the
+    sessions it names."""
+    values = list(row)
+    payload = values[_PAYLOAD]
+    kind = _RAW
+    if isinstance(payload, bytes):
+        try:
+            values[_PAYLOAD], kind = decode_ref(payload), _REF
+        except (zlib.error, ValueError, UnicodeDecodeError):
+            values[_PAYLOAD] = None  # unreadable: nothing to keep
+    elif isinstance(payload, str):
+        # Not compacted when it was ingested (an lc-cache-write, a failed event): now.
+        split = compact_text(payload)
+        if split is not None:
+            ref, blobs = split
+            store_blobs(conn, blobs, now)
+            link_documents(conn, blobs.keys(), values[0])
+            values[_PAYLOAD], kind = decode_ref(ref), _REF
+    values.append(kind)
+    text = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    return text, {values[COLUMNS.index("session_id")]} - {None}
+
+
+def _unline(line: str) -> tuple[list, int]:
+    values = json.loads(line)
+    return values[:len(COLUMNS)], values[len(COLUMNS)]
+
+
+def pack_limit(conn) -> int | None:
+    """Events below this id may be packed: all are settled, and the highest row stays."""
+    top = conn.execute("SELECT max(id) FROM events").fetchone()[0]
+    if top is None:
+        return None
+    pending = conn.execute("SELECT min(id) FROM events WHERE state = 'pending'").fetchone()[0]
+    return top if pending is None else min(top, pending)
+
+
+def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
+                 now: float | None = None) -> int:
+    """Move settled events into packs, one transaction per pack (at most `upto`, and only
+    when at least `min_events` wait). Returns how many events were packed."""
+    from memhooks.store.sqlite_file import transaction
+
+    now = time.time() if now is None else now
+    limit = pack_limit(conn)
+    if limit is None:
+        return 0
+    if upto is not None:
+        limit = min(limit, upto + 1)
+    waiting = conn.execute("SELECT count(*) FROM events WHERE id < ?", (limit,)).fetchone()[0]
+    if waiting == 0 or waiting < min_events:
+        return 0
+    cols = ", ".join(COLUMNS)
+    packed = 0
+    while True:
+        with transaction(conn):
+            limit = pack_limit(conn)  # again, under the write lock
+            if limit is None:
+                return packed
+            if upto is not None:
+                limit = min(limit, upto + 1)
+            rows = conn.execute(f"SELECT {cols} FROM events WHERE id < ? ORDER BY id LIMIT ?",  # noqa: S608
+                                (limit, PACK_EVENTS)).fetchall()
+            if not rows:
+                return packed
+            lines, sessions, size, tally = [], set(), 0, {}
+            for row in rows:
+                text, named = _line(row, conn, now)
+                lines.append(text)
+                sessions |= named
+                size += len(text)
+                key = (row[COLUMNS.index("project")], row[COLUMNS.index("state")],
+                       row[COLUMNS.index("error")])
+                n, oldest = tally.get(key, (0, row[1]))
+                tally[key] = (n + 1, min(oldest, row[1]))
+                if size >= PACK_BYTES:
+                    break
+            first, last = rows[0][0], rows[len(lines) - 1][0]
+            data = zlib.compress("\n".join(lines).encode("utf-8", "surrogatepass"), 9)
+            pack = conn.execute(
+                "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
+                " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
+            conn.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
+                             [(s, pack) for s in sessions])
+            conn.executemany(
+                "INSERT INTO pack_tally (pack, project, state, error, n, oldest) VALUES (?, ?, ?, ?, ?, ?)",
+                [(pack, p, s, e, n, o) for (p, s, e), (n, o) in tally.items()])
+            conn.execute("DELETE FROM events WHERE id >= ? AND id <= ?", (first, last))
+            packed += len(lines)
+
+
+def pack_lines(data: bytes):
+    """The events of one pack: (column values, payload kind) in id order."""
+    for line in zlib.decompress(data).decode("utf-8", "surrogatepass").split("\n"):
+        if line:
+            yield _unline(line)
+
+
+def _requeued(values: list, kind: int) -> bool:
+    """Whether a reindex projects this event again (journal.requeue_derived's rule)."""
+    state = values[COLUMNS.index("state")]
+    if state in ("done", "skipped"):
+        return True
+    payload = values[_PAYLOAD]
+    return state == "failed" and not (kind == _RAW and isinstance(payload, str)
+                                      and payload.startswith(STUB_PREFIX))
+
+
+def drop_pack(conn, pack: int) -> None:
+    conn.execute("DELETE FROM event_packs WHERE id = ?", (pack,))
+    conn.execute("DELETE FROM pack_sessions WHERE pack = ?", (pack,))
+    conn.execute("DELETE FROM pack_tally WHERE pack = ?", (pack,))
+
+
+def unpack(conn, pack: int, *, requeue: bool) -> int:
+    """Put one pack's events back into `events` (inside the caller's transaction), the
+    references as BLOB payloads; with `requeue`, the ones a reindex projects again are
+    `pending`. Returns how many rows came back."""
+    row = conn.execute("SELECT data FROM event_packs WHERE id = ?", (pack,)).fetchone()
+    if row is None:
+        return 0
+    rows = []
+    for values, kind in pack_lines(row[0]):
+        again = requeue and _requeued(values, kind)
+        if kind == _REF:
+            values[_PAYLOAD] = encode_ref(values[_PAYLOAD])
+        elif values[_PAYLOAD] is None:
+            values[_PAYLOAD] = "{}"
+        if again:
+            values[COLUMNS.index("state")] = "pending"
+            values[COLUMNS.index("error")] = None
+            values[COLUMNS.index("processed_at")] = None
+        rows.append(values)
+    conn.executemany(f"INSERT OR IGNORE INTO events ({', '.join(COLUMNS)})"  # noqa: S608
+                     f" VALUES ({', '.join('?' * len(COLUMNS))})", rows)
+    drop_pack(conn, pack)
+    return len(rows)
+
+
+def requeue_packs(conn) -> int:
+    """Every pack to be projected again by the next ingest (a reindex, a heal). Returns how
+    many events they hold."""
+    events = conn.execute("SELECT coalesce(sum(events), 0) FROM event_packs WHERE pending = 0").fetchone()[0]
+    conn.execute("UPDATE event_packs SET pending = 1 WHERE pending = 0")
+    return events
+
+
+def take_pending_pack(conn) -> int | None:
+    """Unpack the first pending pack (and any pending one overlapping it) into `events` as
+    pending rows. Returns the highest id they cover, or None when no pack is pending."""
+    from memhooks.store.sqlite_file import transaction
+
+    with transaction(conn):
+        row = conn.execute("SELECT id, first_id, last_id FROM event_packs WHERE pending = 1"
+                           " ORDER BY first_id LIMIT 1").fetchone()
+        if row is None:
+            return None
+        top = row[2]
+        unpack(conn, row[0], requeue=True)
+        for pack, last in conn.execute("SELECT id, last_id FROM event_packs WHERE pending = 1"
+                                       " AND first_id <= ? ORDER BY first_id", (top,)).fetchall():
+            unpack(conn, pack, requeue=True)
+            top = max(top, last)
+        return top
+
+
+def pending_packs(conn) -> bool:
+    return conn.execute("SELECT 1 FROM event_packs WHERE pending = 1 LIMIT 1").fetchone() is not None
+
+
+def session_tool_use_ids(conn, session_id: str) -> set:
+    """The tool_use ids a session's packed events hold."""
+    out = set()
+    col = COLUMNS.index("tool_use_id")
+    for (data,) in conn.execute("SELECT p.data FROM pack_sessions s JOIN event_packs p ON p.id = s.pack"
+                                " WHERE s.session_id = ?", (session_id,)):
+        for values, _kind in pack_lines(data):
+            if values[COLUMNS.index("session_id")] == session_id and values[col] is not None:
+                out.add(values[col])
+    return out
+
+
+def rewrite_packs(conn, keep, *, now: float | None = None) -> int:
+    """Drop the packed events for which `keep(values: dict) -> bool` is false (inside the
+    caller's transaction): each pack holding one is put back into `events` (its bodies
+    restored), the row deleted, and packed again later. For `forget` and the like.
+    Returns how many events were dropped."""
+    dropped = 0
+    for pack, data in conn.execute("SELECT id, data FROM event_packs").fetchall():
+        gone = [values[0] for values, _ in pack_lines(data)
+                if not keep(dict(zip(COLUMNS, values, strict=True)))]
+        if not gone:
+            continue
+        pending = conn.execute("SELECT pending FROM event_packs WHERE id = ?", (pack,)).fetchone()[0]
+        unpack(conn, pack, requeue=bool(pending))  # a pack awaiting a reindex stays awaited
+        for i in range(0, len(gone), 500):
+            part = gone[i:i + 500]
+            conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(part))})", part)  # noqa: S608
+        dropped += len(gone)
+    return dropped
+
+
+# ----------------------------------------------------------------------------- bodies of gone documents
+
+def drop_bodies(conn, content_hashes) -> int:
+    """Forget the raw bodies that gave only documents now gone (pruned, forgotten): their
+    blobs are deleted, the events referring to them stay as references (a reindex marks
+    them skipped). Inside the caller's transaction. Returns the blobs deleted."""
+    hashes = list(content_hashes)
+    blobs: set = set()
+    for i in range(0, len(hashes), 500):
+        part = hashes[i:i + 500]
+        marks = ",".join("?" * len(part))
+        blobs |= {r[0] for r in conn.execute(
+            f"SELECT blob FROM blob_docs WHERE content_hash IN ({marks})", part)}  # noqa: S608
+        conn.execute(f"DELETE FROM blob_docs WHERE content_hash IN ({marks})", part)  # noqa: S608
+    gone = 0
+    for blob in blobs:
+        still = conn.execute(
+            "SELECT 1 FROM blob_docs b JOIN documents d ON d.content_hash = b.content_hash"
+            " WHERE b.blob = ? LIMIT 1", (blob,)).fetchone()
+        if still:
+            continue
+        conn.execute("DELETE FROM blob_docs WHERE blob = ?", (blob,))
+        gone += conn.execute("DELETE FROM blobs WHERE id = ?", (blob,)).rowcount
+    return gone
+
+
+def orphan_blobs(conn, older_than: float | None = None) -> list[tuple[int, int]]:
+    """(id, compressed bytes) of the blobs that gave no document still stored (the bodies
+    of events that yielded none), oldest first."""
+    sql = ("SELECT b.id, length(b.data) FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM blob_docs x"
+           " JOIN documents d ON d.content_hash = x.content_hash WHERE x.blob = b.id)")
+    args: tuple = ()
+    if older_than is not None:
+        sql, args = sql + " AND b.created_at < ?", (older_than,)
+    return conn.execute(sql + " ORDER BY b.created_at, b.id", args).fetchall()
+
+
+def drop_blobs(conn, ids) -> int:
+    n = 0
+    for blob in ids:
+        conn.execute("DELETE FROM blob_docs WHERE blob = ?", (blob,))
+        n += conn.execute("DELETE FROM blobs WHERE id = ?", (blob,)).rowcount
+    return n
+
+
+# ----------------------------------------------------------------------------- salvage
+
+def salvage(src, dst) -> int:
+    """Copy the packs and blobs still readable in a journal moved aside (`src`, read-only)
+    into the live one (`dst`, no transaction open). Returns the packed events and blobs
+    copied. A pack or blob that cannot be read is skipped alone."""
+    import sqlite3
+
+    copied = 0
+    try:
+        blob_ids = [r[0] for r in src.execute("SELECT id FROM blobs ORDER BY id")]
+        packs = [r[0] for r in src.execute("SELECT id FROM event_packs ORDER BY first_id")]
+    except sqlite3.DatabaseError:
+        return 0
+    new_blob: dict = {}
+    for blob in blob_ids:
+        try:
+            row = src.execute("SELECT sha256, data, bytes, created_at FROM blobs WHERE id = ?",
+                              (blob,)).fetchone()
+            zlib.decompress(row[1])  # readable as a whole, or not copied
+        except (sqlite3.DatabaseError, zlib.error, TypeError):
+            continue
+        dst.execute("INSERT OR IGNORE INTO blobs (sha256, data, bytes, created_at) VALUES (?, ?, ?, ?)", row)
+        new_blob[blob] = dst.execute("SELECT id FROM blobs WHERE sha256 = ?", (row[0],)).fetchone()[0]
+        copied += 1
+    try:
+        for content_hash, blob in src.execute("SELECT content_hash, blob FROM blob_docs"):
+            if blob in new_blob:
+                dst.execute("INSERT OR IGNORE INTO blob_docs (content_hash, blob) VALUES (?, ?)",
+                            (content_hash, new_blob[blob]))
+    except sqlite3.DatabaseError:
+        pass
+    for pack in packs:
+        try:
+            row = src.execute("SELECT first_id, last_id, events, pending, data, packed_at"
+                              " FROM event_packs WHERE id = ?", (pack,)).fetchone()
+            lines = list(pack_lines(row[4]))
+            sessions = [r[0] for r in src.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))]
+            tally = src.execute("SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?",
+                                (pack,)).fetchall()
+        except (sqlite3.DatabaseError, zlib.error, ValueError, TypeError):
+            continue
+        if dst.execute("SELECT 1 FROM event_packs WHERE first_id = ? AND last_id = ? AND events = ?",
+                       row[:3]).fetchone():
+            continue  # copied before
+        new = dst.execute("INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?)", row).lastrowid
+        dst.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
+                        [(s, new) for s in sessions])
+        dst.executemany("INSERT INTO pack_tally (pack, project, state, error, n, oldest)"
+                        " VALUES (?, ?, ?, ?, ?, ?)", [(new, *t) for t in tally])
+        copied += len(lines)
+    return copied

@@ -1,0 +1,58 @@
+"""Folding the reads log into the counters (standard library only): the lines are summed in
+memory by key (project, tier, outcome; content hash and day) and written in one statement
+per key, so a log of any length folds in memory bounded by MAX_KEYS keys (a larger set is
+written out as it goes) and in a short transaction."""
+
+from __future__ import annotations
+
+import time
+
+MAX_KEYS = 20000
+
+
+class ReadTotals:
+    def __init__(self) -> None:
+        self.counters: dict = {}  # (project, tier, outcome) -> [n, last_at]
+        self.reads: dict = {}  # (content_hash, day) -> [n, last_at]
+        self.lines = 0
+
+    def add(self, record: dict) -> None:
+        from memhooks.sqltext import storable_path
+
+        self.lines += 1
+        at = record["at"]
+        key = (storable_path(record["project"]), record["kind"], record["outcome"])
+        tot = self.counters.setdefault(key, [0, at])
+        tot[0] += 1
+        tot[1] = max(tot[1], at)
+        if record["content_hash"]:
+            day = time.strftime("%Y-%m-%d", time.gmtime(at))
+            tot = self.reads.setdefault((record["content_hash"], day), [0, at])
+            tot[0] += 1
+            tot[1] = max(tot[1], at)
+
+    def full(self) -> bool:
+        return len(self.counters) + len(self.reads) >= MAX_KEYS
+
+    def apply(self, conn) -> int:
+        """Write the totals (inside the caller's transaction) and start again. Returns the
+        lines they counted."""
+        conn.executemany(
+            "INSERT INTO counters (project, tier, outcome, count, last_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (project, tier, outcome) DO UPDATE SET count = count + excluded.count,"
+            " last_at = max(coalesce(last_at, 0), excluded.last_at)",
+            [(p or "", t, o, n, at) for (p, t, o), (n, at) in self.counters.items()])
+        # A tier2 hit read a document: its access count and who read it that day (agent).
+        conn.executemany(
+            "UPDATE documents SET access_count = access_count + ?,"
+            " last_accessed_epoch = max(coalesce(last_accessed_epoch, 0), ?) WHERE content_hash = ?",
+            [(n, int(at), h) for (h, _day), (n, at) in self.reads.items()])
+        conn.executemany(
+            "INSERT INTO document_reads (content_hash, origin, day, reads, last_at)"
+            " SELECT content_hash, 'agent', ?, ?, ? FROM documents WHERE content_hash = ?"
+            " ON CONFLICT (content_hash, origin, day) DO UPDATE SET reads = reads + excluded.reads,"
+            " last_at = max(coalesce(last_at, 0), excluded.last_at)",
+            [(day, n, at, h) for (h, day), (n, at) in self.reads.items()])
+        lines, self.lines = self.lines, 0
+        self.counters, self.reads = {}, {}
+        return lines
