@@ -36,6 +36,33 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
                 raise
 
 
+def _upkeep(db: str, fd: int) -> None:
+    """After ingesting, under the lock again (skipped when another ingester has it): pack the
+    settled events and hold the store to its size cap (memhooks.store.prune)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return
+    try:
+        from memhooks.store.connect import closing, connect
+        from memhooks.store.prune import enforce_cap
+
+        with closing(connect(db)) as conn:
+            report = enforce_cap(conn, db)
+        if report is not None and report.documents + report.bodies:
+            from memhooks.log import log_error
+
+            log_error(f"size cap {report.cap} bytes: pruned {report.documents} documents and "
+                      f"{report.bodies} raw bodies; the store went from {report.before} to "
+                      f"{report.after} bytes")
+    except Exception:  # noqa: BLE001 - the next ingest tries again
+        from memhooks.log import log_exception
+
+        log_exception("size cap")
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def main(args: list[str]) -> int:
     if importlib.util.find_spec("pydantic") is None:
         return 0  # a python without the dependencies: the events wait for one that has them
@@ -69,6 +96,8 @@ def main(args: list[str]) -> int:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
                     break
+            if background:
+                _upkeep(db, fd)  # never for a reader waiting on fresh answers
         finally:
             os.close(fd)
         from memhooks.team.runner import after_ingest  # no-op unless a team store is configured

@@ -16,6 +16,7 @@ from memhooks.cli import (
     hook,
     install,
     journal,
+    maintenance,
     recall,
     team,
     transcripts,
@@ -76,7 +77,8 @@ def main(ctx):
         click.echo(SHORT_USAGE)
 
 
-for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team):
+for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,
+                maintenance):
     _module.register(main)
 
 
