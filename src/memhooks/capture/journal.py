@@ -340,6 +340,7 @@ def drain_spool(conn, db: str) -> int:
     import sqlite3
 
     moved = 0
+    since = 0  # bytes journaled since the last checkpoint
     for folder in _spool_dirs(db):
         try:
             listing = os.listdir(folder)
@@ -392,4 +393,23 @@ def drain_spool(conn, db: str) -> int:
             except OSError:
                 pass
             moved += 1
+            since += len(payload)
+            if since >= DRAIN_CHECKPOINT_BYTES or moved % DRAIN_CHECKPOINT_FILES == 0:
+                _checkpoint(conn)
+                since = 0
+    if moved:
+        _checkpoint(conn)
     return moved
+
+
+# After a full disk clears, the spool is journaled as it drains; the WAL is written back and
+# truncated this often, so draining needs about the spooled bytes again, not the WAL's too.
+DRAIN_CHECKPOINT_BYTES = 4 * 1024 * 1024
+DRAIN_CHECKPOINT_FILES = 64
+
+
+def _checkpoint(conn) -> None:
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # every attached file
+    except Exception:  # noqa: BLE001 - a busy checkpoint is tried again at the next step
+        pass
