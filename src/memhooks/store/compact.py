@@ -36,15 +36,23 @@ import zlib
 
 BLOB_MIN = 1024  # characters: shorter strings stay in the payload
 MARK = "memhooks_blob"
-PACK_EVENTS = 500
-PACK_BYTES = 2 * 1024 * 1024  # uncompressed lines per pack
-PACK_MIN = 200  # settled events before the ingester packs
+PACK_EVENTS = 1000
+PACK_BYTES = 4 * 1024 * 1024  # uncompressed lines per pack
+# Settled events before the ingester packs. Small: until they are packed, the raw payloads a
+# hook journaled leave their pages sparse (a row shrinks to a reference, the page stays), so
+# the rows not packed yet cost about their raw size. Small packs are merged into full ones
+# later (merge_packs), which is what makes a repeat cost tens of bytes.
+PACK_MIN = 64
 PRUNED = "content pruned from the journal"
 STUB_PREFIX = '{"memhooks_stub": true'
 COLUMNS = ("id", "received_at", "hook_event_name", "session_id", "tool_name", "tool_use_id",
            "cwd", "project", "payload", "bytes", "state", "error", "processed_at")
 _PAYLOAD = COLUMNS.index("payload")
 _RAW, _REF = 0, 1  # a pack line's payload: the journaled text, or a reference event (dict)
+# Columns the ingester fills from the payload: a pack line leaves them out when they agree.
+_DERIVED = ("hook_event_name", "session_id", "tool_name", "tool_use_id", "cwd")
+_KEPT = ("id", "received_at", "project", "bytes", "state", "error", "processed_at")
+_XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
 def _sha(text: str) -> str:
@@ -184,33 +192,74 @@ def compact_text(text: str) -> tuple[bytes, dict] | None:
 
 # ----------------------------------------------------------------------------- packs
 
-def _line(row, conn, now: float) -> tuple[str, set]:
-    """One pack line for an events row (its long strings moved to the blobs), and the
-    sessions it names."""
-    values = list(row)
-    payload = values[_PAYLOAD]
+def _derived(payload) -> list:
+    """The columns the ingester fills from a payload (a reference dict, or small JSON text)."""
+    event = payload
+    if isinstance(payload, str) and payload.startswith("{") and len(payload) < 65536:
+        try:
+            event = json.loads(payload)
+        except (ValueError, RecursionError):
+            event = None
+    if not isinstance(event, dict):
+        return [None] * len(_DERIVED)
+    return [event.get(k) if isinstance(event.get(k), str) else None for k in _DERIVED]
+
+
+def _ms(t):
+    return round(t, 3) if isinstance(t, float) else t
+
+
+def _line(row, conn, now: float) -> tuple[str, str | None]:
+    """One pack line for an events row (its long strings moved to the blobs; times kept to
+    the millisecond; the columns the payload gives left out), and its session."""
+    values = dict(zip(COLUMNS, row, strict=True))
+    payload = values["payload"]
     kind = _RAW
     if isinstance(payload, bytes):
         try:
-            values[_PAYLOAD], kind = decode_ref(payload), _REF
-        except (zlib.error, ValueError, UnicodeDecodeError):
-            values[_PAYLOAD] = None  # unreadable: nothing to keep
+            payload, kind = decode_ref(payload), _REF
+        except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
+            payload = None  # unreadable: nothing to keep
     elif isinstance(payload, str):
         # Not compacted when it was ingested (an lc-cache-write, a failed event): now.
         split = compact_text(payload)
         if split is not None:
             ref, blobs = split
             store_blobs(conn, blobs, now)
-            link_documents(conn, blobs.keys(), values[0])
-            values[_PAYLOAD], kind = decode_ref(ref), _REF
-    values.append(kind)
-    text = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
-    return text, {values[COLUMNS.index("session_id")]} - {None}
+            link_documents(conn, blobs.keys(), values["id"])
+            payload, kind = decode_ref(ref), _REF
+    cols = [values[k] for k in _DERIVED]
+    line = [values[k] if k not in ("received_at", "processed_at") else _ms(values[k]) for k in _KEPT]
+    line += [kind, payload, 0 if cols == _derived(payload) else cols]
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")), values["session_id"]
 
 
 def _unline(line: str) -> tuple[list, int]:
-    values = json.loads(line)
-    return values[:len(COLUMNS)], values[len(COLUMNS)]
+    kept = json.loads(line)
+    kind, payload, cols = kept[len(_KEPT):]
+    values = dict(zip(_KEPT, kept[:len(_KEPT)], strict=True))
+    values.update(zip(_DERIVED, _derived(payload) if cols == 0 else cols, strict=True))
+    values["payload"] = payload
+    return [values[k] for k in COLUMNS], kind
+
+
+def _compress(data: bytes) -> bytes:
+    """xz with a 1 MiB dictionary (the repeats of a pack are close together: ~2.5x smaller
+    than zlib), zlib where Python lacks lzma."""
+    try:
+        import lzma
+    except ImportError:
+        return zlib.compress(data, 9)
+    return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
+                         filters=[{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}])
+
+
+def _decompress(data: bytes) -> bytes:
+    if data.startswith(_XZ_MAGIC):
+        import lzma
+
+        return lzma.decompress(data, format=lzma.FORMAT_XZ)
+    return zlib.decompress(data)
 
 
 def pack_limit(conn) -> int | None:
@@ -252,9 +301,10 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
                 return packed
             lines, sessions, size, tally = [], set(), 0, {}
             for row in rows:
-                text, named = _line(row, conn, now)
+                text, session = _line(row, conn, now)
                 lines.append(text)
-                sessions |= named
+                if session is not None:
+                    sessions.add(session)
                 size += len(text)
                 key = (row[COLUMNS.index("project")], row[COLUMNS.index("state")],
                        row[COLUMNS.index("error")])
@@ -263,7 +313,7 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
                 if size >= PACK_BYTES:
                     break
             first, last = rows[0][0], rows[len(lines) - 1][0]
-            data = zlib.compress("\n".join(lines).encode("utf-8", "surrogatepass"), 9)
+            data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"))
             pack = conn.execute(
                 "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
                 " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
@@ -276,9 +326,70 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
             packed += len(lines)
 
 
+def merge_packs(conn, now: float | None = None) -> int:
+    """Merge runs of consecutive small packs into packs of PACK_EVENTS events (xz does far
+    better on one large block than on many small ones). Only full merges are done, one
+    transaction each. Returns how many packs were merged away."""
+    now = time.time() if now is None else now
+    merged = 0
+    while True:
+        run, total = [], 0
+        for pack, events, pending in conn.execute(
+                "SELECT id, events, pending FROM event_packs ORDER BY first_id"):
+            if pending or events >= PACK_EVENTS // 2:
+                run, total = [], 0
+                continue
+            run.append(pack)
+            total += events
+            if total >= PACK_EVENTS:
+                break
+        if total < PACK_EVENTS or len(run) < 2:
+            return merged
+        try:
+            merged += _merge(conn, run, now)
+        except _Changed:
+            return merged
+
+
+def _merge(conn, run: list[int], now: float) -> int:
+    """Make the packs of `run` one (a transaction)."""
+    from memhooks.store.sqlite_file import transaction
+
+    with transaction(conn):
+        lines, sessions, tally = [], set(), {}
+        for pack in run:
+            row = conn.execute("SELECT data, pending FROM event_packs WHERE id = ?", (pack,)).fetchone()
+            if row is None or row[1]:
+                raise _Changed
+            lines += _decompress(row[0]).decode("utf-8", "surrogatepass").split("\n")
+            sessions |= {r[0] for r in conn.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))}
+            for p, st, e, n, o in conn.execute(
+                    "SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?", (pack,)):
+                m, old = tally.get((p, st, e), (0, o))
+                tally[(p, st, e)] = (m + n, o if old is None else old if o is None else min(old, o))
+        lines = sorted((x for x in lines if x), key=lambda x: json.loads(x)[0])
+        first, last = json.loads(lines[0])[0], json.loads(lines[-1])[0]
+        data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"))
+        new = conn.execute(
+            "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
+            " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
+        for pack in run:
+            drop_pack(conn, pack)
+        conn.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
+                         [(x, new) for x in sessions])
+        conn.executemany(
+            "INSERT INTO pack_tally (pack, project, state, error, n, oldest) VALUES (?, ?, ?, ?, ?, ?)",
+            [(new, p, st, e, n, o) for (p, st, e), (n, o) in tally.items()])
+    return len(run)
+
+
+class _Changed(Exception):
+    """A pack changed under a merge (a reindex marked it): the merge is rolled back."""
+
+
 def pack_lines(data: bytes):
     """The events of one pack: (column values, payload kind) in id order."""
-    for line in zlib.decompress(data).decode("utf-8", "surrogatepass").split("\n"):
+    for line in _decompress(data).decode("utf-8", "surrogatepass").split("\n"):
         if line:
             yield _unline(line)
 
@@ -472,7 +583,7 @@ def salvage(src, dst) -> int:
             sessions = [r[0] for r in src.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))]
             tally = src.execute("SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?",
                                 (pack,)).fetchall()
-        except (sqlite3.DatabaseError, zlib.error, ValueError, TypeError):
+        except Exception:  # noqa: BLE001 - a damaged pack (SQLite, zlib, xz, JSON) is skipped alone
             continue
         if dst.execute("SELECT 1 FROM event_packs WHERE first_id = ? AND last_id = ? AND events = ?",
                        row[:3]).fetchone():

@@ -138,6 +138,7 @@ def prune(conn, db: str, *, older_than_s: float | None = None, max_bytes: int | 
         return report
     if not dry_run:
         compact.pack_settled(conn, min_events=1, now=now)  # every body linked to its documents
+        compact.merge_packs(conn, now)
         release(conn, fts=False)
     report.before, report.reclaimable = _measure(conn, db)
     projects = current_projects(conn, now, project)
@@ -218,6 +219,7 @@ def enforce_cap(conn, db: str, cap: int | None = None) -> PruneReport | None:
 
     cap = max_store_bytes() if cap is None else cap
     compact.pack_settled(conn)
+    compact.merge_packs(conn)
     release(conn, fts=False)  # the rows packed or compacted left free pages
     size, _ = _measure(conn, db)
     if size <= cap:
