@@ -210,6 +210,29 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
     assert states == {"done": 30} and counts["total"] == 30
 
 
+def test_packed_events_can_be_dropped_by_a_rule(store):
+    """compact.rewrite_packs (for `forget`): the events a rule drops leave the packs; the rest
+    stay, and reindex rebuilds from them only."""
+    from memhooks.recall import queries
+    from memhooks.store import compact
+    from memhooks.store.connect import connect
+    from memhooks.store.sqlite_file import transaction
+
+    ingest(store)
+    journal(store, [query_docs(i, prose(i, 2000), session="keep" if i % 2 else "drop", query=f"q{i}")
+                    for i in range(20)])
+    ingest(store)
+    pack_all(store)
+    with closing(connect(str(store))) as conn:
+        with transaction(conn):
+            assert compact.rewrite_packs(conn, lambda ev: ev["session_id"] != "drop") == 10
+        assert queries.tool_use_ids(conn, "drop") == set()
+        assert len(queries.tool_use_ids(conn, "keep")) == 10
+        compact.pack_settled(conn, min_events=1)
+    reindex(store)
+    assert db_rows(store, "SELECT count(*) FROM captures") == [(10,)]
+
+
 def test_a_marker_key_in_a_payload_is_kept_whole(store):
     """Outside text that already holds our reference key is never read as a reference."""
     ev = query_docs(1, prose(1, 3000))

@@ -409,7 +409,15 @@ DRAIN_CHECKPOINT_FILES = 64
 
 
 def _checkpoint(conn) -> None:
+    """TRUNCATE holds the write lock while it waits for readers: wait 200 ms at most (a hook
+    appending meanwhile waits no longer); a busy checkpoint is tried again at the next step."""
+    from memhooks.store.reader import BUSY_TIMEOUT_MS
+
     try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # every attached file
-    except Exception:  # noqa: BLE001 - a busy checkpoint is tried again at the next step
+        conn.execute("PRAGMA busy_timeout = 200")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # every attached file
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except Exception:  # noqa: BLE001
         pass

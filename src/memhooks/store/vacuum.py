@@ -96,13 +96,24 @@ def merge_fts(conn, max_rounds: int = 400) -> None:
             return
 
 
-def checkpoint(conn) -> None:
-    """Write both WALs back and truncate them (a reader still in a snapshot makes it a no-op)."""
-    for schema in SCHEMAS:
-        try:
-            conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)").fetchall()
-        except sqlite3.OperationalError:
-            pass
+CHECKPOINT_WAIT_MS = 200
+
+
+def checkpoint(conn, wait_ms: int = CHECKPOINT_WAIT_MS) -> None:
+    """Write both WALs back and truncate them. A TRUNCATE checkpoint holds the write lock
+    while it waits for readers to leave old snapshots, so it waits `wait_ms` at most (a hook
+    appending meanwhile waits no longer); a reader still in a snapshot makes it a no-op."""
+    from memhooks.store.reader import BUSY_TIMEOUT_MS
+
+    conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+    try:
+        for schema in SCHEMAS:
+            try:
+                conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.OperationalError:
+                pass
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def release(conn, *, fts: bool = True) -> None:
