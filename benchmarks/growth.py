@@ -169,8 +169,9 @@ def folder_sizes(folder: str) -> dict[str, int]:
 def journal_events(db: str, raw_list) -> None:
     """What the capture hook does with each payload (capture.hooks._journal: metadata for
     a tool not captured, redaction, the size cap, one insert), on one journal connection."""
-    from memhooks.capture.journal import append, metadata_only, prepare
+    from memhooks.capture.payload import metadata_only, prepare
     from memhooks.store.connect import closing, connect_journal
+    from memhooks.store.journal import append
 
     with closing(connect_journal(db)) as conn:
         for raw in raw_list:
@@ -288,8 +289,8 @@ def cap_check(args) -> bool:
         os.environ.update(MEMHOOKS_DB=db, MEMHOOKS_NO_SPAWN="1", MEMHOOKS_OFFLINE="1",
                           MEMHOOKS_MAX_SIZE=args.cap, CLAUDE_PROJECT_DIR=ROOT,
                           XDG_STATE_HOME=os.path.join(tmp, "state"))
-        from memhooks.capture.reads import note
         from memhooks.store.connect import closing, connect
+        from memhooks.store.reads import note
 
         run_ingester()
         project = os.path.join(tmp, "project")

@@ -35,9 +35,9 @@ def payload(i: int) -> str:
 
 
 def build(db: str, n: int) -> None:
-    from memhooks.capture.journal import append
     from memhooks.ingest.pipeline import ingest_pending
     from memhooks.store.connect import connect
+    from memhooks.store.journal import append
 
     conn = connect(db)
     conn.execute("BEGIN IMMEDIATE")

@@ -139,7 +139,7 @@ def build(path: str, n: int, seed: int = 7) -> float:
         with transaction(conn):
             for i in range(start, min(n, start + batch)):
                 d = _doc(rng, vocab, cum, i)
-                upsert_document(conn, project="/bench/project", now=now + i, **d)
+                upsert_document(conn, provenance="capture", project="/bench/project", now=now + i, **d)
         if (start // batch) % 10 == 0:
             print(f"  built {min(n, start + batch):,}/{n:,} documents "
                   f"({time.perf_counter() - t0:.0f}s)", file=sys.stderr)

@@ -18,6 +18,18 @@ snippets each, with tier2 rows) over docs/25 libraries, one "hot" library with
    library), on the largest store, as ratios of medians to
    `python -c pass` and `python -I -S -c pass`, the three run alternately.
 
+3. The large-document case (`--large`, on by default; `--large-only` skips 1 and 2):
+   a store whose library holds 4 documents of 16 MiB each (tests/bigdocs.py:
+   Context7-shaped markdown with code blocks, Zipf-distributed made-up words, a few
+   English topic snippets planted past the middle of each; stored by the projections'
+   writer with the byte cap raised to 16 MiB, what `lc-cache-write` accepts; capture's
+   own cap, MEMHOOKS_MAX_DOC_BYTES, is 2 MiB by default). Hits, misses (words the library
+   lacks) and near-misses (every word present, but not in three snippets, or one word
+   absent): decision p50/p99 in process (`serve.decide` with the default budget) and of
+   the whole hook process (`python -I -S _entry.py pre-tool-use`), each run alternating
+   with `python -c pass` (the machine floor), printed with the budget and the hook's
+   timeout in hooks.json.
+
 Prints figures only; nothing is asserted.
 """
 
@@ -95,20 +107,20 @@ def build(path: str, docs: int, seed: int = 7) -> None:
                 if i < n_c7:
                     lid = HOT if i % max(1, n_c7 // HOT_DOCS) == 0 else rng.choice(libs)
                     topic = text(rng, words, 3)
-                    did, _ = upsert_document(conn, project="/p", source=lid, source_tool="context7",
+                    did, _ = upsert_document(conn, provenance="capture", project="/p", source=lid, source_tool="context7",
                                              content=context7_doc(rng, words), library_id=lid, topic=topic,
                                              tool="query-docs", now=now - rng.random() * 3600)
-                    upsert_tier2(conn, library_id=lid, topic=topic, document_id=did, origin="capture",
+                    upsert_tier2(conn, provenance="capture", library_id=lid, topic=topic, document_id=did, origin="capture",
                                  ttl_s=4 * 3600, now=now - rng.random() * 3600)
                 elif i < n_c7 + n_web:
                     url = f"https://site{i % 500}.invalid/page/{i}"
-                    upsert_document(conn, project="/p", source=url, source_tool="webfetch",
+                    upsert_document(conn, provenance="capture", project="/p", source=url, source_tool="webfetch",
                                     content=text(rng, words, rng.randint(40, 200)), url=url,
                                     type="web-page", metadata={"prompt": PROMPT, "bytes": 20000},
                                     tool="WebFetch", now=now - rng.random() * 3600)
                 else:
                     url = f"https://exa{i % 500}.invalid/doc/{i}"
-                    upsert_document(conn, project="/p", source=url, source_tool="exa",
+                    upsert_document(conn, provenance="capture", project="/p", source=url, source_tool="exa",
                                     content=text(rng, words, rng.randint(200, 900)), url=url,
                                     title=text(rng, words, 4), type="web-page", tool="web_fetch_exa",
                                     now=now - rng.random() * 3600)
@@ -116,10 +128,10 @@ def build(path: str, docs: int, seed: int = 7) -> None:
         rel = json.load(f)
     with transaction(conn):
         for lib in rel["libraries"]:
-            did, _ = upsert_document(conn, project="/p", source=lib["library_id"], source_tool="context7",
+            did, _ = upsert_document(conn, provenance="capture", project="/p", source=lib["library_id"], source_tool="context7",
                                      content=lib["content"], library_id=lib["library_id"],
                                      topic=lib["topic"], tool="query-docs", now=now)
-            upsert_tier2(conn, library_id=lib["library_id"], topic=lib["topic"], document_id=did,
+            upsert_tier2(conn, provenance="capture", library_id=lib["library_id"], topic=lib["topic"], document_id=did,
                          origin="capture", ttl_s=4 * 3600, now=now)
     conn.execute("PRAGMA optimize")
     conn.close()
@@ -229,13 +241,97 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     return out
 
 
+def hook_timeout_s() -> float:
+    with open(os.path.join(ROOT, "hooks.json"), encoding="utf-8") as f:
+        spec = json.load(f)
+    return float(spec["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"])
+
+
+def large_case(rounds: int, rebuild: bool) -> dict:
+    """Decision and hook-process times on a library of 4 x 16 MiB documents."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import sqlite3
+
+    import bigdocs
+    from memhooks.recall.budget import DEFAULT_BUDGET_MS
+
+    path = "/tmp/memhooks-bench/serve-large.db"
+    if rebuild or not os.path.exists(path):
+        journal = path.removesuffix(".db") + ".journal.db"
+        for f in (path, journal):
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(f + suffix):
+                    os.remove(f + suffix)
+        t0 = time.perf_counter()
+        bigdocs.build(path)
+        print(f"built {path} (4 x 16 MiB documents) in {time.perf_counter() - t0:.0f} s", flush=True)
+    with sqlite3.connect(path) as c:
+        sizes = [r[0] for r in c.execute("SELECT bytes FROM documents WHERE library_id = ?", (bigdocs.LIBRARY,))]
+    budget_ms = float(os.environ.get("MEMHOOKS_SERVE_BUDGET_MS") or DEFAULT_BUDGET_MS)
+    report: dict = {"documents_bytes": sizes, "budget_ms": budget_ms, "hook_timeout_s": hook_timeout_s()}
+    kinds = {"hit": bigdocs.HITS, "miss": bigdocs.MISSES, "near-miss": bigdocs.NEAR_MISSES}
+    c7 = "mcp__context7__query-docs"
+    py = sys.executable
+    hook = [py, "-I", "-S", ENTRY, "pre-tool-use"]
+    env = dict(os.environ, MEMHOOKS_DB=path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    floor: list[float] = []
+    for kind, queries_ in kinds.items():
+        decide_ms, hook_ms, served, hook_served, codes = [], [], 0, 0, set()
+        runs = max(rounds, 20)
+        for r in range(runs + 2):
+            query = queries_[r % len(queries_)]
+            args = {"libraryId": bigdocs.LIBRARY, "query": query}
+            t0 = time.perf_counter()
+            got = serve.decide(conn, c7, args, "/p")
+            d_ms = (time.perf_counter() - t0) * 1000
+            payload = json.dumps({"session_id": f"large-{kind}-{r}-{time.time()}", "cwd": "/p",
+                                  "tool_name": c7, "tool_input": args,
+                                  "hook_event_name": "PreToolUse"}).encode()
+            f_ms = run_once([py, "-c", "pass"])
+            t0 = time.perf_counter()
+            proc = subprocess.run(hook, input=payload, capture_output=True, env=env, check=False)
+            h_ms = (time.perf_counter() - t0) * 1000
+            if r < 2:
+                continue  # warm-up
+            decide_ms.append(d_ms)
+            floor.append(f_ms)
+            hook_ms.append(h_ms)
+            served += got is not None
+            hook_served += bool(proc.stdout.strip())
+            codes.add(proc.returncode)
+        report[kind] = {
+            "runs": len(decide_ms), "queries": len(queries_),
+            "decide_p50_ms": round(pct(decide_ms, 50), 1), "decide_p99_ms": round(pct(decide_ms, 99), 1),
+            "decide_max_ms": round(max(decide_ms), 1), "decide_served": served,
+            "hook_p50_ms": round(pct(hook_ms, 50), 1), "hook_p99_ms": round(pct(hook_ms, 99), 1),
+            "hook_max_ms": round(max(hook_ms), 1), "hook_served": hook_served,
+            "hook_exit_codes": sorted(codes),
+        }
+    conn.close()
+    report["floor python -c pass p50_ms"] = round(statistics.median(floor), 1)
+    return report
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000,50000")
     ap.add_argument("--rounds", type=int, default=25)
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--large", action=argparse.BooleanOptionalAction, default=True,
+                    help="the 4 x 16 MiB library case (default on)")
+    ap.add_argument("--large-only", action="store_true", help="only the large-document case")
     args = ap.parse_args()
     os.makedirs("/tmp/memhooks-bench", exist_ok=True)
+    if args.large or args.large_only:
+        large = large_case(args.rounds, args.rebuild)
+        print(f"large documents: budget {large['budget_ms']:.0f} ms, hook timeout {large['hook_timeout_s']:.0f} s,"
+              f" documents {large['documents_bytes']} bytes, machine floor (python -c pass, median of the"
+              f" same alternating loop) {large['floor python -c pass p50_ms']} ms", flush=True)
+        for kind in ("hit", "miss", "near-miss"):
+            print(f"large documents, {kind}: {json.dumps(large[kind])}", flush=True)
+        if args.large_only:
+            return
     sizes = [int(s) for s in args.sizes.split(",")]
     report = {}
     for docs in sizes:

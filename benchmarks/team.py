@@ -70,14 +70,14 @@ def build_local(db: str, n: int, seed: int, tag: str, project: str) -> None:
         with transaction(conn):
             for lib in LIBS:
                 lid = f"/org-{lib.replace('.', '-')}/{lib.replace('.', '-')}"
-                upsert_library(conn, library_id=lid, title=lib, origin="capture")
-                upsert_tier1(conn, project=project, name=lib, library_id=lid, origin="capture",
+                upsert_library(conn, provenance="capture", library_id=lid, title=lib, origin="capture")
+                upsert_tier1(conn, provenance="capture", project=project, name=lib, library_id=lid, origin="capture",
                              ttl_s=86400)
         for start in range(0, n, 1000):
             with transaction(conn):
                 for i in range(start, min(n, start + 1000)):
                     lid, _lib, topic, body = _doc(rng, i, tag)
-                    upsert_document(conn, project=project, source=lid, source_tool="context7",
+                    upsert_document(conn, provenance="capture", project=project, source=lid, source_tool="context7",
                                     content=body, title=f"{lid} — {topic}", library_id=lid,
                                     topic=topic, type="library-docs")
     finally:
@@ -128,7 +128,7 @@ def main() -> None:
     conn = connect(b_db)
     with transaction(conn):
         for lib in LIBS:
-            upsert_tier1(conn, project="/bench/b", name=lib, library_id=None, origin="warm-api", ttl_s=60)
+            upsert_tier1(conn, provenance="capture", project="/bench/b", name=lib, library_id=None, origin="warm-api", ttl_s=60)
     pg = open_team(url)
     t = time.perf_counter()
     s = pull(conn, pg, project="/bench/b", budget_s=3600, max_bytes=1 << 40, list_limit=args.docs * 2)

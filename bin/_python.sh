@@ -13,17 +13,73 @@ case "${BASH_SOURCE[0]}" in */*) _mh_bin="${BASH_SOURCE[0]%/*}" ;; *) _mh_bin=. 
 MEMHOOKS_ROOT="$_mh_bin/.."
 MEMHOOKS_ENTRY="$MEMHOOKS_ROOT/src/memhooks/_entry.py"
 MEMHOOKS_BOOTSTRAP="$MEMHOOKS_ROOT/src/memhooks/bootstrap.py"
-if [ -n "${CLAUDE_PLUGIN_DATA:-}" ]; then
-  MEMHOOKS_STATE="$CLAUDE_PLUGIN_DATA"
-elif [ -n "${MEMHOOKS_DB:-}" ]; then
-  case "$MEMHOOKS_DB" in */*) MEMHOOKS_STATE="${MEMHOOKS_DB%/*}" ;; *) MEMHOOKS_STATE=. ;; esac
+
+# A path setting read as memhooks.config reads one: blanks trimmed, a leading `~` or `~user`
+# expanded; "" when unset or relative (relative to the hook's working folder, the project,
+# where nothing of memhooks may be created). Sets _mh_p.
+_mh_abs() {
+  _mh_p="$1"
+  case "$_mh_p" in
+    "") return 0 ;;
+    [[:space:]]* | *[[:space:]])  # (bash's trimming idiom is slow: only when needed)
+      _mh_p="${_mh_p#"${_mh_p%%[![:space:]]*}"}"
+      _mh_p="${_mh_p%"${_mh_p##*[![:space:]]}"}" ;;
+  esac
+  case "$_mh_p" in
+    "~" | "~/"*)
+      if [ -n "${HOME+x}" ]; then _mh_h="$HOME"; else eval "_mh_h=~"; fi
+      _mh_p="$_mh_h${_mh_p#"~"}" ;;
+    "~"?*)
+      _mh_u="${_mh_p%%/*}"
+      _mh_u="${_mh_u#"~"}"
+      if [[ $_mh_u =~ ^[A-Za-z0-9._][A-Za-z0-9._-]*$ ]]; then
+        eval "_mh_h=~$_mh_u"  # a checked user name: tilde expansion only
+        if [ "$_mh_h" != "~$_mh_u" ]; then _mh_p="$_mh_h${_mh_p#"~$_mh_u"}"; fi
+      fi ;;
+  esac
+  case "$_mh_p" in /*) ;; *) _mh_p="" ;; esac
+}
+
+# An executable `$1` in an absolute folder of PATH (never the working folder). Sets _mh_p.
+_mh_which() {
+  _mh_p=""
+  local rest="${PATH:-}:" dir
+  while [ -n "$rest" ]; do
+    dir="${rest%%:*}"
+    rest="${rest#*:}"
+    case "$dir" in
+      /*) if [ -f "$dir/$1" ] && [ -x "$dir/$1" ]; then _mh_p="$dir/$1"; return 0; fi ;;
+    esac
+  done
+  return 0
+}
+
+# The state folder: $CLAUDE_PLUGIN_DATA, else the folder of $MEMHOOKS_DB, else the user data
+# dir (as memhooks.bootstrap.default_state_dir); a relative setting counts as unset.
+_mh_abs "${CLAUDE_PLUGIN_DATA:-}"
+_mh_plugin_data="$_mh_p"
+_mh_abs "${MEMHOOKS_DB:-}"
+_mh_db="$_mh_p"
+if [ -n "$_mh_plugin_data" ]; then
+  MEMHOOKS_STATE="$_mh_plugin_data"
+elif [ -n "$_mh_db" ]; then
+  MEMHOOKS_STATE="${_mh_db%/*}"
+  [ -n "$MEMHOOKS_STATE" ] || MEMHOOKS_STATE=/
 else
   case "${OSTYPE:-}" in
-    darwin*) MEMHOOKS_STATE="$HOME/Library/Application Support/memhooks" ;;
-    *) MEMHOOKS_STATE="${XDG_DATA_HOME:-$HOME/.local/share}/memhooks" ;;
+    darwin*) _mh_abs "~/Library/Application Support" ;;
+    *) _mh_abs "${XDG_DATA_HOME:-}"; [ -n "$_mh_p" ] || _mh_abs "~/.local/share" ;;
   esac
+  MEMHOOKS_STATE="$_mh_p/memhooks"
 fi
+# MEMHOOKS_PYTHON: `~` expanded; a bare name is looked up on PATH; a relative path (which
+# would run a program from the project) is ignored, for the Python children too.
 _mh_user_py="${MEMHOOKS_PYTHON:-}"
+case "$_mh_user_py" in
+  "" | */* | "~"*) _mh_abs "$_mh_user_py"; _mh_user_py="$_mh_p" ;;
+  *) _mh_which "$_mh_user_py"; _mh_user_py="$_mh_p" ;;
+esac
+[ -n "$_mh_user_py" ] || unset MEMHOOKS_PYTHON
 
 memhooks_resolve() {
   PY="" MEMHOOKS_FULL="" MEMHOOKS_MARKED=""

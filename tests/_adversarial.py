@@ -43,6 +43,9 @@ EXTRA = {
     "terraform": [".atlasv1."], "slack-webhook": ["hooks.slack.com/services/"],
     "discord-webhook": ["discord.com/api/webhooks/", "discord.com/api/webhooks/123456/"],
     "teams-webhook": ["webhook.office.com/webhookb2/"],
+    "netrc": ["machine ", "machine a login ", "machine a login b password ", "default login a ",
+              "machine a\\n login b\\n account c port d login e password ",
+              "default login a password \\\"", "machine a login b account "],
 }
 
 

@@ -146,3 +146,16 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("e2e") and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+
+
+def fold_reads(conn_or_db) -> int:
+    """Fold the reads log (the one way reads are counted, memhooks.store.reads) into the store,
+    as the next ingest does: what a test reads of counters and access counts after a read."""
+    from memhooks.ingest.pipeline import fold_reads_log
+    from memhooks.store.connect import closing, connect
+    from memhooks.store.queries import main_file
+
+    if isinstance(conn_or_db, (str, Path)):
+        with closing(connect(str(conn_or_db))) as conn:
+            return fold_reads_log(conn, str(conn_or_db))
+    return fold_reads_log(conn_or_db, main_file(conn_or_db))

@@ -523,7 +523,7 @@ def test_exa_web_fetch_pages_and_error_lines():
     page, plain = r.documents
     assert page.type == "web-page" and page.tool == "web_fetch_exa"
     assert page.title == "Middleware | Next.js"
-    assert page.metadata == {"published": "2025-01-14", "author": "Vercel"}
+    assert page.metadata == {"published": "2025-01-14", "author": "Vercel", "keyed_by": "asked-url"}
     # a "# Heading" inside the page text (not followed by URL:) stays in the page
     assert page.content == (
         "Middleware allows you to run code before a request is completed.\n"
@@ -616,6 +616,7 @@ def test_webfetch():
     assert doc.content.startswith("Installation takes three steps")
     assert doc.metadata == {
         "prompt": "Summarise the installation steps",
+        "offset": 0,  # no offset asked: the page from its start (part of the serving key)
         "code": 200,
         "bytes": 18342,
         "code_text": "OK",

@@ -62,13 +62,18 @@ def test_names_are_case_insensitive_and_pep503(store):
 
 
 def test_tier2_keys_do_not_collide(store, tmp_path):
-    a, b = tmp_path / "a.md", tmp_path / "b.md"
-    a.write_text("body for /a|b + c\n")
-    b.write_text("body for /a + b|c\n")
-    run(SHIM["lc-cache-write"] + ["tier2", "/a|b", "c", a])
-    run(SHIM["lc-cache-write"] + ["tier2", "/a", "b|c", b])
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]).stdout == a.read_bytes()
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a", "b|c"]).stdout == b.read_bytes()
+    """(ID, topic) pairs that one joined string would merge stay apart; an ID outside the
+    Context7 grammar (`/a|b`) is refused by admission and answers nothing."""
+    a, b, c = tmp_path / "a.md", tmp_path / "b.md", tmp_path / "c.md"
+    a.write_text("body for /org/lib/v1 + c|d\n")
+    b.write_text("body for /org/lib + v1/c|d\n")
+    c.write_text("body for /a|b + c\n")
+    run(SHIM["lc-cache-write"] + ["tier2", "/org/lib/v1", "c|d", a])
+    run(SHIM["lc-cache-write"] + ["tier2", "/org/lib", "v1/c|d", b])
+    run(SHIM["lc-cache-write"] + ["tier2", "/a|b", "c", c])
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/org/lib/v1", "c|d"]).stdout == a.read_bytes()
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/org/lib", "v1/c|d"]).stdout == b.read_bytes()
+    assert run(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]).stdout == b""
 
 
 def test_five_megabyte_body_round_trips_byte_for_byte(store, tmp_path):
@@ -355,3 +360,52 @@ def test_a_fold_never_hangs_on_a_writer_that_holds_the_reads_log(store):
     with closing_conn(connect(str(store))) as conn:
         assert fold_reads_log(conn, str(store)) == 1
     assert _counters(store) == {("tier1", "hit"): 1}
+
+
+def test_every_read_is_counted_through_the_reads_log_and_a_terminal_read_is_the_users(store, tmp_path):
+    """One way to count a read: lookups, searches and `show` all append to the reads log and
+    the fold counts them; lc-cache-lookup-docs run at a terminal is a person's read, not the
+    agent's (the agent's Bash tool gives it no terminal)."""
+    import pty
+
+    body = tmp_path / "hooks.md"
+    body.write_text("# useEffect\nCleanup runs before the next effect.\n")
+    run(SHIM["lc-cache-write"] + ["tier2", "/facebook/react", "effects", body])
+    run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "effects"])  # a pipe: the agent
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([*SHIM["lc-cache-lookup-docs"], "/facebook/react", "effects"],
+                              stdout=follower, stderr=subprocess.PIPE, timeout=60)
+        assert proc.returncode == 0
+        assert b"Cleanup runs" in os.read(leader, 65536)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    lines = (store.parent / "reads.log").read_text().splitlines()
+    assert [line.split("\t")[0] + ":" + line.split("\t")[4] for line in lines] == ["tier2:agent", "tier2:user"]
+    assert _counters(store) == {}  # nothing written by the reads themselves
+    run([sys.executable, "-m", "memhooks.cli.main", "search", "useEffect cleanup"])  # the user's own
+    lines = (store.parent / "reads.log").read_text().splitlines()
+    assert [line.split("\t")[0] + ":" + line.split("\t")[4] for line in lines] == ["doc:user"]
+    _stats_json(store)  # folds
+    assert _counters(store) == {("tier2", "hit"): 2}
+    assert sorted(db_rows(store, "SELECT origin, reads FROM document_reads")) == [("agent", 1), ("user", 2)]
+    assert db_rows(store, "SELECT access_count FROM documents") == [(3,)]
+
+
+def test_a_reads_log_line_of_the_earlier_format_still_counts():
+    from memhooks.store.reads import parse
+
+    old = b"tier1\thit\t1700000000.000\t-\t/p\n" + b"tier2\thit\t1700000000.000\tab12\tuser\t/p\n"
+    got = parse(old + b"doc\thit\t1\t-\tnobody\t/p\n")  # an unknown reader is skipped
+    assert [(r["kind"], r["origin"], r["project"]) for r in got] == [("tier1", "agent", "/p"), ("tier2", "user", "/p")]
+
+
+@pytest.mark.parametrize("name", ["lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"])
+def test_every_cache_command_answers_help(store, name):
+    for argv in (SHIM[name], console(name)):
+        proc = run([*argv, "--help"])
+        assert proc.returncode == 0
+        out = proc.stdout.decode()
+        assert out.startswith(f"usage: {name} ") and "empty output is a miss" in out
+    assert not store.exists()  # --help touches no store

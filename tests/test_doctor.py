@@ -14,9 +14,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from memhooks.capture.journal import append
 from memhooks.cli.main import main as cli_main
 from memhooks.store.connect import connect
+from memhooks.store.journal import append
 
 CLI = [sys.executable, "-m", "memhooks.cli.main"]
 STATUSES = {"ok", "warn", "fail", "skip"}

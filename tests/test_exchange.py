@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT, db_rows, run
+from memhooks.store.admission import content_hash
 
 CLI = [sys.executable, "-m", "memhooks.cli.main"]
 
@@ -64,9 +65,12 @@ def test_import_validates_and_redacts_outside_records(store, tmp_path):
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     good = {"table": "documents", "row": {
         "project": "/p", "source": "/x/y", "source_tool": "context7", "title": "T",
-        "content": f"### Setup\n\nexport GITHUB_TOKEN={token}\n", "content_hash": "forged"}}
+        "content": f"### Setup\n\nexport GITHUB_TOKEN={token}\n"}}
+    good["row"]["content_hash"] = content_hash(good["row"]["content"])  # of the text as sent
+    forged = {"table": "documents", "row": dict(good["row"], content="### Other\n\ntext\n")}
     lines = [
         json.dumps(good),
+        json.dumps(forged),  # a hash that is not its content's: refused
         "{not json",
         json.dumps({"table": "events", "row": {"payload": "x"}}),
         json.dumps({"table": "tier1", "row": {"project": "/p", "name_key": "x", "origin": "evil",
@@ -75,9 +79,9 @@ def test_import_validates_and_redacts_outside_records(store, tmp_path):
     proc = run([*CLI, "import", "--json"], stdin="\n".join(lines) + "\n", env=_env(store))
     assert proc.returncode == 0, proc.stderr
     counts = json.loads(proc.stdout)
-    assert counts["added"]["documents"] == 1 and counts["rejected"] == 3
+    assert counts["added"]["documents"] == 1 and counts["rejected"] == 4
     content, digest = db_rows(store, "SELECT content, content_hash FROM documents")[0]
-    assert token not in content and digest != "forged"
+    assert token not in content and digest == content_hash(content)
     for f in store.parent.iterdir():
         assert token.encode() not in f.read_bytes(), f
 

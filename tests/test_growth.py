@@ -56,8 +56,9 @@ def resolve(n: int, name: str) -> dict:
 
 def journal(db, events) -> None:
     """What the capture hook does with each payload, on one journal connection."""
-    from memhooks.capture.journal import append, prepare
+    from memhooks.capture.payload import prepare
     from memhooks.store.connect import connect_journal
+    from memhooks.store.journal import append
 
     with closing(connect_journal(str(db))) as conn:
         for ev in events:
@@ -156,8 +157,7 @@ def test_packs_hold_settled_events_and_reindex_rebuilds_the_same(store):
 
 
 def test_small_packs_merge_into_full_ones(store, monkeypatch):
-    from memhooks.recall import queries
-    from memhooks.store import compact
+    from memhooks.store import compact, queries, stats_queries
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -171,7 +171,7 @@ def test_small_packs_merge_into_full_ones(store, monkeypatch):
     with closing(connect(str(store))) as conn:
         assert compact.merge_packs(conn) == 6  # two runs of three packs
         assert queries.tool_use_ids(conn, "m4") == {f"toolu_{160 + i:06d}" for i in range(40)}
-        assert {r["state"]: r["count"] for r in queries.stats_events_by_state(conn, None)} == {"done": 240}
+        assert {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)} == {"done": 240}
     assert db_rows(store, "SELECT events FROM event_packs ORDER BY first_id") == [(119,), (120,)]
     reindex(store)
     assert snapshot(store) == before
@@ -195,7 +195,7 @@ def test_a_heal_projects_packed_events_again(store):
 
 
 def test_packed_events_count_in_stats_and_the_transcript_import(store):
-    from memhooks.recall import queries
+    from memhooks.store import queries, stats_queries
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -204,7 +204,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
     pack_all(store)
     with closing(connect(str(store))) as conn:
         ids = queries.tool_use_ids(conn, "sess-a")
-        states = {r["state"]: r["count"] for r in queries.stats_events_by_state(conn, None)}
+        states = {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)}
         counts = queries.journal_counts(conn, time.time())
     assert ids == {f"toolu_{i:06d}" for i in range(30)}
     assert states == {"done": 30} and counts["total"] == 30
@@ -213,8 +213,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
 def test_packed_events_can_be_dropped_by_a_rule(store):
     """compact.rewrite_packs (for `forget`): the events a rule drops leave the packs; the rest
     stay, and reindex rebuilds from them only."""
-    from memhooks.recall import queries
-    from memhooks.store import compact
+    from memhooks.store import compact, queries
     from memhooks.store.connect import connect
     from memhooks.store.sqlite_file import transaction
 
@@ -231,6 +230,47 @@ def test_packed_events_can_be_dropped_by_a_rule(store):
         compact.pack_settled(conn, min_events=1)
     reindex(store)
     assert db_rows(store, "SELECT count(*) FROM captures") == [(10,)]
+
+
+def _every_journal_text(db) -> str:
+    """Everything the journal holds, decompressed: events' payloads, blobs, packs."""
+    import zlib
+
+    from memhooks.store.compact import pack_lines
+
+    conn = sqlite3.connect(journal_file(db))
+    out = []
+    for (payload,) in conn.execute("SELECT payload FROM events"):
+        out.append(zlib.decompress(payload).decode() if isinstance(payload, bytes) else payload)
+    out += [zlib.decompress(d).decode() for (d,) in conn.execute("SELECT data FROM blobs")]
+    for (data,) in conn.execute("SELECT data FROM event_packs"):
+        out += [json.dumps(values) for values, _kind in pack_lines(data)]
+    conn.close()
+    return "\n".join(out)
+
+
+def test_forget_reaches_the_compacted_journal(store):
+    """A forgotten text and URL are in no blob, no reference, no packed event afterwards (the
+    journal decompressed); the other documents' events and bodies stay."""
+    marker = "zqxcompactmarker"
+    ingest(store)
+    events = [query_docs(i, prose(i, 3000), query=f"keep {i}") for i in range(80)]
+    for i in range(3):
+        ev = query_docs(100 + i, f"{marker} setup guide. " + prose(500, 3000), library="/acme/forgetme",
+                        query=f"{marker} setup")
+        events.insert(10 + i * 20, ev)
+    journal(store, events)
+    ingest(store)
+    pack_all(store)
+    assert marker in _every_journal_text(store).replace("\\n", "\n")
+    r = run([sys.executable, "-m", "memhooks.cli.main", "forget", "--library", "/acme/forgetme", "--yes"])
+    assert r.returncode == 0, r.stderr
+    left = _every_journal_text(store)
+    assert marker not in left and "forgetme" not in left
+    assert db_rows(store, "SELECT count(*) FROM documents") == [(80,)]
+    reindex(store)
+    assert db_rows(store, "SELECT count(*) FROM documents") == [(80,)]
+    assert db_rows(store, "SELECT count(*) FROM captures") == [(80,)]
 
 
 def test_a_marker_key_in_a_payload_is_kept_whole(store):
@@ -481,8 +521,8 @@ def test_a_large_reads_log_folds_in_bounded_memory(store):
 
 
 def test_lines_appended_while_the_log_is_folded_are_kept(store):
-    from memhooks.capture import reads
     from memhooks.ingest.pipeline import fold_reads_log
+    from memhooks.store import reads
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -499,7 +539,7 @@ def test_lines_appended_while_the_log_is_folded_are_kept(store):
 
 
 def test_a_torn_or_overlong_line_is_skipped_without_holding_it(store):
-    from memhooks.capture import reads
+    from memhooks.store import reads
 
     ingest(store)
     log = store.parent / "reads.log"
@@ -517,7 +557,7 @@ def test_a_torn_or_overlong_line_is_skipped_without_holding_it(store):
 def test_draining_a_large_spool_checkpoints_as_it_goes(store, monkeypatch):
     """After a full disk clears: 24 MB of spooled events are journaled, and the journal's WAL
     never holds much more than one checkpoint step (4 MB) of them."""
-    from memhooks.capture import journal as jmod
+    from memhooks.store import journal as jmod
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -561,7 +601,7 @@ def test_size_settings():
     assert parse_size(" 20 mb ") == 20_000_000
     assert parse_size("1.5G") == 1_500_000_000
     assert parse_size("1048576") == 1048576
-    for bad in ("", "MB", "12 parsecs", "-5MB", "1.2.3GB", "0", None):
+    for bad in ("", "MB", "12 parsecs", "-5MB", "1.2.3GB", None):
         assert parse_size(bad) is None
     assert DEFAULT_MAX_STORE_BYTES == 1024**3
 

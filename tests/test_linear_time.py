@@ -99,14 +99,38 @@ def test_adapters_are_linear_on_hostile_text(case):
 
 
 @pytest.mark.parametrize("fn_name", ["c7_docs_error", "strong_error", "short_error", "webfetch_error",
-                                     "c7_docs_shape", "family"])
+                                     "c7_docs_shape", "family", "interstitial", "empty_fetch",
+                                     "document_error"])
 def test_error_checks_are_linear(fn_name):
-    from memhooks.ingest.adapters import errors
+    from memhooks import classify
 
-    fn = getattr(errors, fn_name)
+    fn = getattr(classify, fn_name)
     for text in (_fill("error "), " " * SIZE, _fill("#"), "{" + _fill('"a":'), _fill("`"),
-                 "<html>" + _fill("<"), _fill("\n")):
+                 "<html>" + _fill("<"), _fill("\n"), "<title>Just a moment" + _fill("<title>"),
+                 _fill("# Just a moment...\n"), _fill("URL: x\n"), _fill("cf_chl_ just a moment ")):
         assert _per_mib(fn, text) < BOUND_S_PER_MIB
+
+
+@pytest.mark.parametrize("fn_name", ["line", "fence_like", "library_name", "admit_document"])
+def test_admission_checks_are_linear(fn_name):
+    from memhooks.store import admission
+
+    def run(text):
+        if fn_name == "admit_document":
+            try:
+                admission.admit_document(project="/p", source=text, source_tool="exa", content=text,
+                                         title=text, url=text, topic=text, version=text,
+                                         library_id=text, provenance="import")
+            except admission.Refused:
+                pass
+        elif fn_name == "line":
+            admission.line(text, 300)
+        else:
+            getattr(admission, fn_name)(text)
+
+    for text in (_fill("a "), " " * SIZE, _fill("-"), _fill("\u2014 "), _fill("`"), _fill("\x00\n"),
+                 _fill("reference only "), _fill("\u0440\u0435f "), "### T\n\n" + _fill("text ")):
+        assert _per_mib(run, text) < BOUND_S_PER_MIB
 
 
 def test_hook_with_every_worst_case_at_2_mib_journals_inside_its_timeout(store):

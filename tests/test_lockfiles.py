@@ -21,6 +21,7 @@ from memhooks.warm.lockfiles import (
     npm,
     parser_for,
     php,
+    pipenv,
     ruby,
     rust,
 )
@@ -403,12 +404,12 @@ def test_uv_lock():
 
 
 def test_pipfile_and_lock():
-    deps = by_name(load(py.parse_pipfile, "pipenv/Pipfile"))
+    deps = by_name(load(pipenv.parse_pipfile, "pipenv/Pipfile"))
     assert "local-lib" not in deps
     assert deps["django"].spec == "~=5.1" and deps["requests"].spec is None
     assert vk(deps["celery"]) == ("5.4.0", "runtime")
     assert deps["black"].kind == "dev" and deps["black"].name == "Black"
-    lock = by_name(load(py.parse_pipfile_lock, "pipenv/Pipfile.lock"))
+    lock = by_name(load(pipenv.parse_pipfile_lock, "pipenv/Pipfile.lock"))
     assert lock["django"].version == "5.1.1" and lock["pytest"].version == "8.3.3"
     assert "local-lib" not in lock
 

@@ -16,6 +16,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from conftest import fold_reads
+
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
@@ -60,6 +62,7 @@ def text_of(result) -> str:
 
 
 def access_counts(db: str) -> dict[int, int]:
+    fold_reads(db)
     with sqlite3.connect(db) as c:
         return dict(c.execute("SELECT id, access_count FROM documents"))
 
@@ -155,7 +158,7 @@ def test_plugin_shim_serves_and_cli_command_serves(store, tmp_path):
 
 def test_module_import_is_light():
     """The SDK is imported inside main(), not when the module is imported."""
-    code = ("import sys, memhooks.recall.mcp_server; "
+    code = ("import sys, memhooks.cli.mcp_server; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('mcp', 'mcp_types', 'pydantic', 'anyio', 'click', 'rich'))))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
@@ -164,7 +167,7 @@ def test_module_import_is_light():
 
 
 def test_help_and_bad_arguments():
-    from memhooks.recall.mcp_server import main
+    from memhooks.cli.mcp_server import main
 
     assert main(["--help"]) == 0
     assert main(["--bogus"]) == 2
@@ -207,7 +210,7 @@ def test_server_is_the_low_level_stdio_one_and_exits_when_stdin_closes(tmp_path)
 def test_sdk_import_pauses_the_garbage_collector_only_while_it_runs():
     """The SDK is imported with the collector paused; afterwards it runs again (its state as
     before), with what the import built frozen out of later collections."""
-    code = ("import gc, sys; from memhooks.recall import mcp_server; "
+    code = ("import gc, sys; from memhooks.cli import mcp_server; "
             "mcp_server._import_sdk(); "
             "print(gc.isenabled(), gc.get_freeze_count() > 1000, "
             "'mcp.server.lowlevel.server' in sys.modules, 'mcp.server.stdio' in sys.modules); "

@@ -147,7 +147,9 @@ def test_migrations_are_recorded_by_name_and_never_rerun(store):
         conn.execute("DROP TABLE team_state")
         conn.execute("DROP TABLE team_pushed")
         conn.execute("DELETE FROM _memhooks_migrations WHERE name = 'm008_team_sync'")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        # counted up to m008; the ones after it are recorded by name and not run again
+        behind = [fn.__name__ for fn in MIGRATIONS].index("m008_team_sync")
+        conn.execute(f"PRAGMA user_version = {behind}")
         assert not store_mod.is_current(conn)
         assert store_mod.apply_migrations(conn) == ["m008_team_sync"]
         assert store_mod.is_current(conn)
@@ -216,7 +218,9 @@ def test_hot_paths_on_a_store_behind_neither_migrate_nor_fail(store, tmp_path):
     assert json.loads(status_output(str(store), str(tmp_path / "project")))
 
     assert _version(store) == SCHEMA_VERSION - 1  # nothing migrated it
-    assert asked.read_text().count("\n") >= 2  # the write and the lookups asked the ingester
+    # the write asked the ingester; the lookups never run one in the foreground (they start a
+    # detached one, which MEMHOOKS_NO_SPAWN holds back here)
+    assert asked.read_text().count("\n") == 1
     runs = [line.split(" ") for line in trace.read_text().splitlines()]
     assert {r[0] for r in runs} >= {"lc-cache-write", "lc-cache-lookup", "pre-tool-use"}
     assert not [r[0] for r in runs if "sqlite_utils" in r[1:]]  # no migrating runner loaded
@@ -241,3 +245,18 @@ def test_a_write_on_a_new_store_is_applied_by_the_ingester_it_runs(store):
     assert r.returncode == 0
     assert _version(store) == SCHEMA_VERSION
     assert db_rows(store, "SELECT library_id FROM tier1") == [("/vuejs/core",)]
+
+
+def test_the_journal_has_its_own_migration_set_and_one_events_schema(tmp_path):
+    """journal.db is migrated by memhooks.store.journal_migrations, recorded by name; the
+    projections file has no `events` table of its own (one definition of the schema)."""
+    from memhooks.store.connect import closing, connect
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
+
+    db = tmp_path / "memhooks.db"
+    with closing(connect(str(db))) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM journal._journal_migrations ORDER BY name")]
+        assert names == [fn.__name__ for fn in JOURNAL_MIGRATIONS]
+        assert conn.execute("PRAGMA journal.user_version").fetchone()[0] == JOURNAL_SCHEMA_VERSION
+        assert conn.execute("SELECT count(*) FROM main.sqlite_master WHERE name = 'events'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM journal.sqlite_master WHERE name = 'events'").fetchone()[0] == 1

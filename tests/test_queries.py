@@ -6,16 +6,16 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from memhooks.capture.journal import append
-from memhooks.recall import queries
+from memhooks.store import queries
 from memhooks.store.connect import closing, connect, transaction
+from memhooks.store.journal import append
 from memhooks.store.projections import upsert_library
 
 
 def _libraries(conn, rows):
     with transaction(conn):
         for lid, title, bench, trust, snippets in rows:
-            upsert_library(conn, library_id=lid, title=title, origin="api", benchmark_score=bench,
+            upsert_library(conn, provenance="capture", library_id=lid, title=title, origin="api", benchmark_score=bench,
                            trust_score=trust, code_snippets=snippets, now=1000.0)
 
 

@@ -14,9 +14,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import fold_reads
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pipeline import ingest_pending
-from memhooks.recall import libraries, queries, render, search
+from memhooks.recall import libraries, render, search
+from memhooks.store import queries
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import upsert_document
 
@@ -58,11 +60,12 @@ def add(conn, content: str, title: str | None = None, **kw) -> int:
                   source_tool=kw.pop("source_tool", "webfetch"), type=kw.pop("type", "web-page"))
     fields.update(kw)
     with transaction(conn):
-        doc_id, _ = upsert_document(conn, content=content, title=title, **fields)
+        doc_id, _ = upsert_document(conn, provenance="capture", content=content, title=title, **fields)
     return doc_id
 
 
 def access(conn, doc_id: int) -> tuple[int, int | None]:
+    fold_reads(conn)
     return conn.execute("SELECT access_count, last_accessed_epoch FROM documents WHERE id = ?",
                         (doc_id,)).fetchone()
 
@@ -341,6 +344,7 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
         set(alts) >= {"/facebook/react-native"}
     md = render.library_markdown(ans)
     assert "/facebook/react" in md and "Other candidate libraries" in md
+    fold_reads(captured)
     counts = dict(((t, o), n) for t, o, n in captured.execute(
         "SELECT tier, outcome, count FROM counters"))
     assert counts[("tier1", "hit")] >= 1
@@ -351,6 +355,7 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
 
     miss = libraries.lookup_library(captured, "no-such-lib-xyz", project)
     assert not miss["found"] and "no cached library ID" in render.library_markdown(miss)
+    fold_reads(captured)
     counts = dict(((t, o), n) for t, o, n in captured.execute(
         "SELECT tier, outcome, count FROM counters"))
     assert counts[("tier1", "miss")] >= 1
@@ -359,8 +364,8 @@ def test_lookup_library_answer_and_alternatives(captured, tmp_path):
 def test_candidates_rank_as_the_library_lookup_does(conn):
     """The alternatives and the lookup's library fallback rank by one rule: an exact title
     match before an ID-tail match, then benchmark score, trust, code snippets (unknown = 0)."""
-    from memhooks.recall.queries import find_library
     from memhooks.store.projections import upsert_library
+    from memhooks.store.queries import find_library
 
     libs = [("/acme/widget", "Widget", 50.0, 5.0, None),        # exact title, weaker scores
             ("/other/widget", "Other widgets", 90.0, 9.0, 10),   # exact tail only
@@ -368,7 +373,7 @@ def test_candidates_rank_as_the_library_lookup_does(conn):
             ("/tie/widget", "widget", 50.0, 5.0, 3)]             # exact title, more snippets
     with transaction(conn):
         for lid, title, bench, trust, snippets in libs:
-            upsert_library(conn, library_id=lid, title=title, origin="api", benchmark_score=bench,
+            upsert_library(conn, provenance="capture", library_id=lid, title=title, origin="api", benchmark_score=bench,
                            trust_score=trust, code_snippets=snippets)
     ranked = [c["library_id"] for c in libraries.candidates(conn, "widget")]
     assert ranked == ["/tie/widget", "/acme/widget", "/other/widget", "/big/widget-kit"]

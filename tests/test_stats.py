@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import fold_reads
 from memhooks.cli.main import main as cli_main
 from memhooks.recall import search, stats, stats_render
 from memhooks.recall.lc_cache import lookup, lookup_docs
@@ -22,6 +23,12 @@ PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 
 TOP_KEYS = {"schema", "generated_at", "project", "db", "documents", "captures", "access",
             "tier1", "tier2", "events", "serving", "daily"}
+
+
+def gathered(conn, *args, **kwargs) -> dict:
+    """stats.gather after the reads log is folded, as `memhooks stats` has it (it ingests first)."""
+    fold_reads(conn)
+    return stats.gather(conn, *args, **kwargs)
 
 
 def jsonl(tmp_path: Path, names: list[str], fname: str = "events.jsonl") -> str:
@@ -66,7 +73,7 @@ def filled(env):
 def test_empty_store(env):
     conn = connect(env["db"])
     try:
-        data = stats.gather(conn, env["db"])
+        data = gathered(conn, env["db"])
     finally:
         conn.close()
     assert set(data) == TOP_KEYS
@@ -91,7 +98,7 @@ def test_gather_counts_everything(filled):
         lookup(conn, "react", filled["a"])
         lookup(conn, "no-such-thing", filled["a"])
         lookup_docs(conn, "/facebook/react", "useEffect cleanup function", filled["a"])
-        data = stats.gather(conn, db)
+        data = gathered(conn, db)
     finally:
         conn.close()
 
@@ -134,9 +141,9 @@ def test_project_filter(filled):
         lookup(conn, "react", filled["a"])
         lookup(conn, "react", filled["b"])
         lookup(conn, "react", filled["b"])
-        a = stats.gather(conn, filled["db"], project=filled["a"])
-        b = stats.gather(conn, filled["db"], project=filled["b"])
-        everything = stats.gather(conn, filled["db"])
+        a = gathered(conn, filled["db"], project=filled["a"])
+        b = gathered(conn, filled["db"], project=filled["b"])
+        everything = gathered(conn, filled["db"])
     finally:
         conn.close()
     assert a["project"] == filled["a"]
@@ -202,7 +209,7 @@ def test_render_to_console(filled):
 
     conn = connect(filled["db"])
     try:
-        data = stats.gather(conn, filled["db"])
+        data = gathered(conn, filled["db"])
     finally:
         conn.close()
     buf = io.StringIO()
@@ -220,7 +227,7 @@ def test_reads_split_agent_from_user(filled):
         web_id = conn.execute("SELECT id FROM documents WHERE source_tool = 'webfetch'").fetchone()[0]
     finally:
         conn.close()
-    from memhooks.recall.mcp_server import tool_get, tool_search
+    from memhooks.cli.mcp_server import tool_get, tool_search
 
     tool_search("useEffect cleanup")  # agent (MCP)
     tool_get(react_id)  # agent (MCP)
@@ -282,7 +289,7 @@ def test_the_json_shape_is_checked_and_documented(filled):
 
     conn = connect(filled["db"])
     try:
-        data = stats.gather(conn, filled["db"])
+        data = gathered(conn, filled["db"])
     finally:
         conn.close()
     assert check(data) is data

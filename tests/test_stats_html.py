@@ -40,7 +40,7 @@ def page(store, tmp_path):
 
     assert run_hook("post-tool-use", load_payload("exa_web_search"),
                     env=dict(os.environ, MEMHOOKS_NO_SPAWN="1")).returncode == 0
-    from memhooks.recall.mcp_server import tool_get, tool_search
+    from memhooks.cli.mcp_server import tool_get, tool_search
 
     for _ in range(3):
         tool_search("flamingo teardown ritual")

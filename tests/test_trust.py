@@ -33,8 +33,9 @@ CLI = [sys.executable, "-m", "memhooks.cli.main"]
 
 def _journal(store, payloads):
     """Journal raw payloads (str or bytes) the way the hook does, in one transaction."""
-    from memhooks.capture.journal import append, prepare
+    from memhooks.capture.payload import prepare
     from memhooks.store.connect import connect_journal
+    from memhooks.store.journal import append
 
     conn = connect_journal(str(store))
     try:
@@ -102,7 +103,7 @@ def test_non_utf8_project_dir_is_journaled_and_drained(store, tmp_path):
     r = subprocess.run([str(HOOKS / "post-tool-use")], input=_valid_c7("cafe").encode(),
                        env=env, capture_output=True, timeout=60)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-    from memhooks.capture.journal import spool
+    from memhooks.store.journal import spool
 
     assert spool(str(store), _valid_c7("spooled"), size=10, project=os.fsdecode(proj),
                  error=None, hook_event_name="PostToolUse")
@@ -149,6 +150,10 @@ def _old_layout_store(db):
     for fn in MIGRATIONS[:5]:
         fn(db_)
         conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
+    # m001 made `events` in this file then; its one definition is the journal's j001 now
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
+
+    JOURNAL_MIGRATIONS[0](conn, "main")  # j001_events
     conn.execute("PRAGMA user_version = 5")
     for i, state in enumerate(["done", "failed", "pending", "pending"], start=1):
         conn.execute("INSERT INTO events (id, received_at, hook_event_name, payload, bytes, state,"
@@ -224,13 +229,13 @@ def test_lc_cache_and_mcp_tools_survive_a_damaged_store(store):
     r = run([BIN / "lc-cache-lookup", "react"], timeout=60)
     assert r.returncode == 0 and r.stdout == b""
     assert b"Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 1
-    from memhooks.recall.mcp_server import tool_search
+    from memhooks.cli.mcp_server import tool_search
 
     text, _ = tool_search("variant")  # the lookup above healed the store: answers again
     assert "Traceback" not in text and "variant" in text
     _damage(store, "garbage-header")
     for fn in ("tool_search", "tool_get", "tool_lookup"):
-        from memhooks.recall import mcp_server
+        from memhooks.cli import mcp_server
 
         text, _ = getattr(mcp_server, fn)("1" if fn == "tool_get" else "react")
         assert "Traceback" not in text
@@ -302,7 +307,7 @@ def test_read_only_store_folder_spools_to_the_fallback(store):
 
 
 def test_temp_dir_fallback_when_the_state_dir_is_unusable(store, tmp_path):
-    from memhooks.capture.journal import spool
+    from memhooks.store.journal import spool
 
     (tmp_path / "state-file").write_text("x")
     tmp = tmp_path / "tmp"
@@ -310,7 +315,7 @@ def test_temp_dir_fallback_when_the_state_dir_is_unusable(store, tmp_path):
     env_db = str(tmp_path / "blocker" / "memhooks.db")
     (tmp_path / "blocker").write_text("x")
     code = (
-        "import sys; from memhooks.capture.journal import spool; "
+        "import sys; from memhooks.store.journal import spool; "
         f"print(spool({env_db!r}, '{{}}', size=2, project=None, error=None,"
         " hook_event_name='PostToolUse'))"
     )
@@ -409,7 +414,7 @@ def test_an_uncaptured_tool_is_journaled_as_metadata_only(store):
 
 
 def test_the_byte_scan_finds_the_top_level_tool_name():
-    from memhooks.capture.journal import tool_name_of
+    from memhooks.capture.payload import tool_name_of
 
     assert tool_name_of(b'{"tool_name": "WebFetch", "x": "\\"tool_name\\": \\"Bash\\""}') == "WebFetch"
     nested = b'{"tool_input": {"tool_name": "WebFetch"}, "tool_name": "Bash"}'
@@ -580,8 +585,8 @@ def test_the_ingester_strips_an_uncaptured_tool_journaled_whole(store):
     secret = "private-bash-output-text"
     event = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "session_id": "s",
              "tool_input": {"command": "cat notes"}, "tool_response": {"stdout": secret}}
-    from memhooks.capture.journal import append
     from memhooks.store.connect import connect_journal
+    from memhooks.store.journal import append
 
     conn = connect_journal(str(store))
     append(conn, json.dumps(event), size=10, project=None, hook_event_name="PostToolUse")
@@ -685,8 +690,8 @@ def test_drainers_running_at_once_journal_each_spooled_event_once(store):
     event is claimed by one of them and journaled once."""
     import threading
 
-    from memhooks.capture.journal import drain_spool, spool
     from memhooks.store.connect import connect_journal
+    from memhooks.store.journal import drain_spool, spool
 
     store.parent.mkdir(parents=True, exist_ok=True)
     for i in range(60):

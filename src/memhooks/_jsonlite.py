@@ -22,11 +22,15 @@ class _ScanContext:
 def loads(text: str):
     """json.loads without importing json (and re, enum): the C scanner, the whole text.
     Anything the scanner refuses goes to json.loads, which raises the usual error."""
+    # lazy: `_json` may be missing (a Python built without the C accelerator) and `json`
+    # (re, enum) loads only when the C scanner refuses the text.
     try:
         from _json import make_scanner
 
         start = len(text) - len(text.lstrip(" \t\n\r"))
-        value, end = make_scanner(_ScanContext())(text, start)
+        # typeshed types the context as `make_scanner` itself; the C scanner only reads
+        # the attributes _ScanContext has (as json.decoder.JSONDecoder does).
+        value, end = make_scanner(_ScanContext())(text, start)  # type: ignore[arg-type]
         if not text[end:].strip(" \t\n\r"):
             return value
     except Exception:  # noqa: BLE001 - the scanner's errors are not JSONDecodeError
@@ -38,6 +42,7 @@ def loads(text: str):
 
 def dumps_str(text: str) -> str:
     """A JSON string literal, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
+    # lazy: as in loads, `json` only where `_json` is missing.
     try:
         from _json import encode_basestring
     except ImportError:  # a python built without the C accelerator

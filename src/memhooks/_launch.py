@@ -50,12 +50,6 @@ def main(argv):
             return bootstrap.cmd_ensure(state, os.environ.get("MEMHOOKS_BOOTSTRAP_ROOT") or
                                         bootstrap.plugin_root()) and 0
         return 0
-    if cmd in HOT and cmd not in ("lc-cache-lookup", "session-start"):
-        # (a lookup or a SessionStart answered from the answers file never loads SQLite:
-        # they call this only when they ask the store)
-        from memhooks._lean import lean_sqlite3
-
-        lean_sqlite3()
     if cmd in ("post-tool-use", "pre-tool-use", "session-start", "session-warm", "lc-cache-write", "ingest"):
         # A file-size limit (a full quota) must surface as an error we handle,
         # not as a signal that kills the hook.
@@ -74,25 +68,34 @@ def main(argv):
     if cmd == "session-start":
         from memhooks.capture.hooks import session_start
 
-        return session_start()
+        return session_start(after_warm=_team_pull)
     if cmd == "session-warm":
         from memhooks.capture.hooks import session_warm
 
-        return session_warm()
+        return session_warm(after_warm=_team_pull)
     if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
         from memhooks.recall import lc_cache as cache
 
         return cache.COMMANDS[cmd](args)
     if cmd == "ingest":
         from memhooks.capture.ingester import main as ingest_main
+        from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
 
-        return ingest_main(args)
+        return ingest_main(args, after_ingest=after_ingest)
     if cmd == "mcp":
-        from memhooks.recall.mcp_server import main as mcp_main
+        from memhooks.cli.mcp_server import main as mcp_main
 
         return mcp_main(args)
     sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
     return 0
+
+
+def _team_pull(db, project) -> None:
+    """After a SessionStart warm: a detached team pull for the project, when a team store is
+    configured (the entry point hands this to capture/warm, which never import team/)."""
+    from memhooks.team.runner import spawn  # lazy: only after a warm that ran
+
+    spawn("pull", db, project)
 
 
 def _leave(code) -> None:

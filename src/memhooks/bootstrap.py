@@ -11,8 +11,7 @@ library only and written so that even an old python3 can run it far enough to sa
   (after printing a whole ``{"systemMessage": …}`` object, once) when no usable Python exists.
 * ``full`` (the MCP shim): like ``ensure``, then wait up to ``MEMHOOKS_VENV_WAIT_S`` (25 s)
   for a running venv build; print the path of a python that has the dependencies, or nothing.
-* ``build``: the detached venv builder (``python3 -m venv`` + ``pip install ROOT``), logging to
-  memhooks.log.
+* ``build``: the detached venv builder (``python3 -m venv`` + ``pip install ROOT``), logs to memhooks.log.
 
 The marker holds ``hot=`` (the python for the stdlib-only hot paths), ``full=`` (one with the
 dependencies, for the ingester, warming and the MCP server; may be empty while the venv is
@@ -24,25 +23,14 @@ import os
 import sys
 
 
-def _dependency_modules():
-    """The dependencies' import names, read from deps.py beside this file (their one list):
-    run as a script (``python3 -I -S …/bootstrap.py``), the memhooks package is not importable."""
+def dependency_modules():
+    """The dependencies' import names, read from deps.py beside this file (their one list)
+    when a python is probed: run as a script, the memhooks package is not importable."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deps.py")
     scope = {}
     with open(path, "r") as fh:
         exec(compile(fh.read(), path, "exec"), scope)
     return tuple(scope["MODULES"])
-
-
-_DEPS = []
-
-
-def dependency_modules():
-    """The dependencies' import names (read once, when a python is probed: compiling deps.py
-    on every import cost SessionStart ~2 ms)."""
-    if not _DEPS:
-        _DEPS.extend(_dependency_modules())
-    return tuple(_DEPS)
 
 
 MIN = (3, 11)
@@ -75,18 +63,18 @@ def plugin_root():
     return os.path.dirname(os.path.dirname(here))
 
 
+def _abs_setting(name):  # a path setting read as memhooks.config does: None when unset or relative
+    path = os.path.expanduser(os.environ.get(name, "").strip())
+    return os.path.normpath(path) if os.path.isabs(path) else None
+
+
 def default_state_dir():
-    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the user data dir."""
-    env = os.environ
-    if env.get("CLAUDE_PLUGIN_DATA"):
-        return env["CLAUDE_PLUGIN_DATA"]
-    if env.get("MEMHOOKS_DB"):
-        db = env["MEMHOOKS_DB"]
-        return db.rsplit("/", 1)[0] if "/" in db else "."
-    home = env.get("HOME", os.path.expanduser("~"))
+    """Same answer as bin/_python.sh: CLAUDE_PLUGIN_DATA, the folder of MEMHOOKS_DB, the data dir."""
+    if _abs_setting("CLAUDE_PLUGIN_DATA") or _abs_setting("MEMHOOKS_DB"):
+        return _abs_setting("CLAUDE_PLUGIN_DATA") or os.path.dirname(_abs_setting("MEMHOOKS_DB"))
     if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Application Support", "memhooks")
-    return os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "memhooks")
+        return os.path.join(os.path.expanduser("~"), "Library", "Application Support", "memhooks")
+    return os.path.join(_abs_setting("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "memhooks")
 
 
 def _is_exe(path):
@@ -110,23 +98,12 @@ def _write(path, text):
     os.replace(tmp, path)
 
 
-def _sha256_hex(data):
-    """sha256 from the interpreter's builtin module when it has one: hashlib loads OpenSSL,
-    which costs SessionStart ~2 ms for one small file."""
-    try:
-        from _sha256 import sha256  # 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # 3.12+
-        except ImportError:
-            from hashlib import sha256
-    return sha256(data).hexdigest()
-
-
 def stamp(root):
     try:
         with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
-            return _sha256_hex(fh.read())[:16]
+            import hashlib  # only when the marker's size and mtime of pyproject.toml changed
+
+            return hashlib.sha256(fh.read()).hexdigest()[:16]
     except OSError:
         return "none"
 

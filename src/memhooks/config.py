@@ -14,7 +14,7 @@ MiB = 1024 * 1024
 
 
 def _env_num(name: str, default: float, cast=float):
-    raw = os.environ.get(name)
+    raw = setting(name)
     if raw is None or raw.strip() == "":
         return default
     try:
@@ -24,14 +24,25 @@ def _env_num(name: str, default: float, cast=float):
     return val if val >= 0 else default
 
 
+def number(env: str, default: float) -> float:
+    """A number >= 0 from the setting `env` (the environment, else the settings file), else
+    `default`."""
+    return _env_num(env, default)
+
+
 def user_data_dir() -> str:
-    """Same answer as platformdirs.user_data_dir('memhooks') without importing it."""
+    """Same answer as platformdirs.user_data_dir('memhooks') without importing it (but a
+    relative or `~` XDG_DATA_HOME is read as the XDG rule asks)."""
     if sys.platform == "darwin":
         return os.path.join(os.path.expanduser("~/Library/Application Support"), APP)
     if sys.platform.startswith("win"):
         base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
         return os.path.join(base, APP, APP)
-    base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
+    # A relative XDG_DATA_HOME is ignored (the XDG rule; relative to a hook's working folder,
+    # it would put the store inside a project), as bin/_python.sh does.
+    base = os.path.expanduser(os.environ.get("XDG_DATA_HOME", "").strip())
+    if not base or not os.path.isabs(base):
+        base = os.path.expanduser("~/.local/share")
     return os.path.join(base, APP)
 
 
@@ -92,11 +103,64 @@ def beside(db: str, name: str) -> str:
     return os.path.join(folder, f"{stem}.{name}")
 
 
+CONFIG_NAME = "config.toml"
+
+
+def config_path(db: str | None = None) -> str:
+    """The settings file beside the store (`memhooks config path`)."""
+    return beside(db or db_path(), CONFIG_NAME)
+
+
+_FILE: list = [None, {}]  # (the file's identity when read, its values)
+
+
+def file_settings(db: str | None = None) -> dict:
+    """The settings file's values ({} when there is none: one stat). Read again only when
+    the file changed (its size, mtime or inode); a broken file counts as empty (logged)."""
+    path = config_path(db)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    ident = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    if _FILE[0] == ident:
+        return _FILE[1]
+    from memhooks.config_file import load
+
+    try:
+        values = load(path)
+    except (OSError, ValueError) as exc:
+        from memhooks.files import write_log_line
+
+        write_log_line(log_path(db), f"settings file ignored: {exc}")
+        values = {}
+    _FILE[:] = [ident, values]
+    return values
+
+
+def setting(env: str) -> str | None:
+    """A setting as text: the environment variable `env` (`MEMHOOKS_X`) when set and not
+    blank, else key `x` of the settings file (a list joined with os.pathsep, a boolean as
+    1 or 0), else None."""
+    raw = os.environ.get(env)
+    if raw is not None and raw.strip() != "":
+        return raw
+    value = file_settings().get(env[9:].lower()) if env.startswith("MEMHOOKS_") else None
+    if value is None or isinstance(value, dict):
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, list):
+        return os.pathsep.join(str(v) for v in value)
+    return str(value)
+
+
 def store_exists(db: str | None = None) -> bool:
     """Whether anything was ever stored: the projections file, or a journal a capture hook
     wrote before any ingest. Read commands open (and so create) a store only then."""
     db = db or db_path()
-    return os.path.isfile(db) or os.path.isfile(journal_path(db))
+    # (anything there: a directory in the file's place is damage the opening heals)
+    return os.path.exists(db) or os.path.exists(journal_path(db))
 
 
 def log_path(db: str | None = None) -> str:
@@ -157,7 +221,7 @@ STUB_HEAD_BYTES = 64 * 1024
 
 
 def offline() -> bool:
-    return os.environ.get("MEMHOOKS_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    return (setting("MEMHOOKS_OFFLINE") or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def top_n(value: int | None = None) -> int:
@@ -173,32 +237,48 @@ def context7_api_url() -> str:
     return (os.environ.get("CONTEXT7_API_URL", "").strip() or "https://context7.com/api").rstrip("/")
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2,
-               "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4, "kib": 1024,
-               "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+# `memhooks add` / `refresh` (sources you add): limits of one run, each with an env override.
+
+def add_max_pages() -> int:
+    """Pages one `memhooks add`/`refresh` run visits at most, the index included (default 200)."""
+    return max(1, int(_env_num("MEMHOOKS_ADD_MAX_PAGES", 200, int)))
+
+
+def add_max_page_bytes() -> int:
+    """Body bytes read from one response before it is cut off (default 4 MiB)."""
+    return max(1024, int(_env_num("MEMHOOKS_ADD_MAX_PAGE_BYTES", 4 * MiB, int)))
+
+
+def add_max_bytes() -> int:
+    """Body bytes one run downloads in all (default 64 MiB)."""
+    return max(1024, int(_env_num("MEMHOOKS_ADD_MAX_BYTES", 64 * MiB, int)))
+
+
+def add_budget_s() -> float:
+    """Wall time of one run, in seconds (default 300)."""
+    return max(0.1, _env_num("MEMHOOKS_ADD_BUDGET_S", 300.0))
+
+
+def add_timeout_s() -> float:
+    """Time one request may take, connect to last byte, in seconds (default 20)."""
+    return max(0.1, _env_num("MEMHOOKS_ADD_TIMEOUT_S", 20.0))
 
 
 def parse_size(text) -> int | None:
-    """Bytes from a size like `500MB`, `1GiB`, `20 mb`, `1.5G` or `1048576` (decimal units
-    for KB/MB/GB, binary ones for KiB/MiB/GiB); None when it is not one."""
+    """Bytes from a size like `500MB`, `1GiB` or `1048576` (memhooks.config_file's rule);
+    None when it is not one."""
     if not isinstance(text, str):
         return None
-    raw = text.strip().lower().replace(" ", "").replace("_", "")
-    i = 0
-    while i < len(raw) and (raw[i].isdigit() or raw[i] == "."):
-        i += 1
-    number, unit = raw[:i], raw[i:]
-    if not number or number.count(".") > 1 or unit not in _SIZE_UNITS or len(raw) > 32:
-        return None
-    value = float(number) * _SIZE_UNITS[unit]
-    return int(value) if 0 < value < 2**62 else None
+    from memhooks.config_file import parse_size as parse
+
+    return parse(text)
 
 
 DEFAULT_MAX_STORE_BYTES = 1024**3
 
 
 def max_store_bytes() -> int:
-    """The size cap of the store folder (`MEMHOOKS_MAX_SIZE`, e.g. `500MB`, `1GiB`; default
-    1 GiB), enforced by the detached ingester after it ingests. An unreadable value is the
-    default."""
-    return parse_size(os.environ.get("MEMHOOKS_MAX_SIZE", "")) or DEFAULT_MAX_STORE_BYTES
+    """The size cap of the store's files (`MEMHOOKS_MAX_SIZE`, else `max_size` in the settings
+    file; e.g. `500MB`, `1GiB`; default 1 GiB), enforced by the detached ingester after it
+    ingests. An unreadable value is the default."""
+    return parse_size(setting("MEMHOOKS_MAX_SIZE") or "") or DEFAULT_MAX_STORE_BYTES

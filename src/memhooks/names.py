@@ -1,7 +1,10 @@
 """Name and key normalisation (standard library only; used on hot paths)."""
 
-ECOSYSTEMS = ("npm", "pypi", "go", "crates", "gems", "composer")
+from __future__ import annotations
 
+TYPE_CHECKING = False  # `typing` costs `re` and `enum`: for annotations only, never imported here
+if TYPE_CHECKING:
+    from typing import Literal
 
 _SEPARATORS = str.maketrans("_.", "--")
 
@@ -60,7 +63,8 @@ def library_key(library_id: str) -> str:
     return lid.lower()
 
 
-def pick_library(name: str, candidates: list[tuple[str, str | None]]) -> tuple[int, str] | None:
+def pick_library(name: str, candidates: list[tuple[str, str | None]]
+                 ) -> tuple[int, Literal["exact", "first"]] | None:
     """The lc-cache-* scripts' disambiguation rule over (library_id, title) candidates, in order.
 
     An exact case-insensitive match of the name against the title or the last
@@ -184,6 +188,7 @@ def split_library_id(library_id) -> tuple[str, str, str | None] | None:
     if (not isinstance(library_id, str) or not 3 < len(library_id) <= MAX_LIBRARY_ID
             or not library_id.isascii() or not library_id.startswith("/")):
         return None
+    version: str | None
     head, at, version = library_id[1:].partition("@")
     parts = head.split("/")
     if not at and len(parts) == 3:

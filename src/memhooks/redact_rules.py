@@ -6,6 +6,7 @@ only (the capture hook imports it)."""
 from memhooks.redact_values import (
     MARK,
     _assign,
+    _cb_netrc,
     _cb_query,
     _cb_random,
     _cb_secretish,
@@ -51,6 +52,18 @@ def _ci(word: str) -> str:
     return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else _esc(c) for c in word)
 
 
+# .netrc entries: `machine <host> login <user> [account|port <x>] password <secret>` and
+# `default login <user> password <secret>`, tokens apart by spaces, tabs or line breaks (raw
+# or JSON-escaped). The login first: "machine … password …" in prose is not an entry.
+_NSEP = r"(?:[ \t\r\n]|\\++[nrt])++"  # JSON-escaped once or more: \n, \\n
+_NTOK = r"[^\s\\\"',;()<>]{1,256}+"  # a host, a login: no prose punctuation
+_NETRC = (
+    "((?:" + _tok(["machine"], _NSEP + _NTOK) + "|" + _tok(["default"], "") + ")"
+    + _NSEP + "login" + _NSEP + _NTOK
+    + "(?:" + _NSEP + "(?:account|port|login)" + _NSEP + _NTOK + "){0,2}+"
+    + _NSEP + "password" + _NSEP + r")(\\*+\"[^\"\\\r\n]{1,512}+\\*+\"|'[^'\\\r\n]{1,512}+'|[^\s\\\"']{1,512}+)"
+)
+
 # ------------------------------------------------------------------ the rules
 # (family, trigger group, fine triggers (lower-case; any present), pattern, replacement)
 # Trigger groups are cheap coarse checks made once per payload; see _active_groups.
@@ -85,6 +98,7 @@ RULES = (
      r"[Pp]rivate-[Tt]oken|[Vv]ault-[Tt]oken|[Gg]oog-[Aa]pi-[Kk]ey|[Ff]unctions-[Kk]ey|"
      r"[Oo]cp-[Aa]pim-[Ss]ubscription-[Kk]ey)"
      r"\\?[\"']?[ \t]*:[ \t]*\\?[\"']?)([^\s\"'\\,;]{6,}+)", _cb_secretish),
+    ("netrc", "netrc", ((b"machine", b"password"), (b"default", b"password")), _NETRC, _cb_netrc),
     ("curl-user", "curl", (b"-u",),
      r"((?:-u|--user)(?:[ \t]+|=)\\?[\"']?[^\s:\"'\\]{1,128}+:)([^\s\"'\\]{3,256}+)",
      lambda m: m.group(0) if _text(m.group(2)).isdigit() or _placeholder(_text(m.group(2)))
@@ -184,7 +198,7 @@ _GROUP_NEEDLES = {
     "pem": (b"private key",), "jwt": (b".eyj",), "://": (b"://",), "auth": (b"authorization",),
     "bearer": (b"bearer",), "basic": (b"basic ",), "curl": (b"curl",),
     "assign": (b"key", b"pass", b"secret", b"token", b"auth", b"cred", b"sig", b"dsn"),
-    "~": (b"~",),
+    "~": (b"~",), "netrc": (b"login",),
 }
 _MAP_NEEDLES = {"sep": (b"_aaaaaaaaaaaa",), "run": (b"aaaaaaaaaaaaaaaaaaaa",)}
 _MAP = bytes(

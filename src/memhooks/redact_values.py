@@ -184,6 +184,13 @@ def _cb_url_token(m):
     return m.group(0)
 
 
+def _cb_netrc(m):
+    """A .netrc password: any value but a placeholder (`<password>`, `${PASS}`, `xxxx`)."""
+    if _placeholder(_text(m.group(2)).strip("\\\"")):
+        return m.group(0)
+    return m.group(1) + _mk(m, MARK)
+
+
 def _cb_query(m):
     name, value = _text(m.group(2)).lower(), _text(m.group(3))
     if _placeholder(value):

@@ -6,6 +6,10 @@ UnicodeEncodeError at the insert. NULs are storable but cut text short in many
 readers. These helpers return text that always binds.
 """
 
+TYPE_CHECKING = False  # `typing` costs `re` and `enum`: annotations only, never imported here
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def str_or_none(value):
     """`value` when it is a string, else None (a payload field that may be missing)."""
@@ -30,6 +34,7 @@ def storable(value):
     try:
         out.encode("utf-8")
     except UnicodeEncodeError:
+        # lazy: `re` (with enum) only for the rare text that holds a lone surrogate
         import re
 
         out = re.sub("[\ud800-\udfff]", "\ufffd", out)
@@ -58,8 +63,9 @@ def storable_tree(value, max_items: int = 5_000_000):
         return storable(value)
     if not isinstance(value, (list, dict)):
         return value
-    root = [value]
-    stack = [(root, 0)]
+    root: list[object] = [value]
+    # (container, index or key): a list index or a dict key, whichever the container takes
+    stack: list[tuple[list | dict, Any]] = [(root, 0)]
     seen = 0
     while stack:
         container, key = stack.pop()

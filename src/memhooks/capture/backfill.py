@@ -18,12 +18,14 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from memhooks.capture.journal import append, prepare
+from memhooks.capture.payload import prepare
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
 from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path
 from memhooks.ingest.pipeline import ingest_pending, open_reader
-from memhooks.recall.queries import journal_readable, tool_use_ids
 from memhooks.store.connect import transaction
+from memhooks.store.journal import append
+from memhooks.store.queries import journal_readable, tool_use_ids
+from memhooks.store.reader import connect_reader
 
 BATCH_CALLS = 200
 BATCH_BYTES = 4 * 1024 * 1024
@@ -129,7 +131,7 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
     if dry_run:
         if os.path.exists(db):
             try:
-                conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+                conn = connect_reader(db, timeout=5)
                 journal_readable(conn)
             except sqlite3.Error:
                 conn = None

@@ -9,26 +9,37 @@ import os
 import sys
 
 
-def _journal_stdin(hook_event_name: str) -> tuple[str, int | None]:
-    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id)."""
-    from memhooks.capture.journal import read_capped
+def _journal_stdin(hook_event_name: str) -> tuple[str | None, int | None]:
+    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id);
+    (None, None) for a project excluded from capture, or while memhooks is paused
+    (memhooks.gate): nothing is journaled."""
+    # lazy: the capture hook runs under `python -I -S`; in this module each function imports
+    # what it uses when it runs, so a hook loads only its own path's modules.
+    from memhooks.capture.payload import read_capped
     from memhooks.config import db_path
+    from memhooks.gate import blocked, hook_project
 
     raw, total = read_capped(sys.stdin.buffer)
     db = db_path()
+    if blocked(db, hook_project(raw)):
+        return None, None
     return db, _journal(db, raw, total, hook_event_name)
 
 
 def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
     """Journal one payload; spool it if the journal is unusable. Returns the event id (None
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
-    from memhooks.capture.journal import metadata_only, prepare
+    # lazy: hot path (see _journal_stdin); health and the spool only when the journal fails
+    from memhooks.capture.payload import metadata_only, prepare, tool_name_of
     from memhooks.config import project_dir
+    from memhooks.store.journal import TOOL_HOOKS
 
-    state = None
-    meta = metadata_only(raw, total, hook_event_name)
+    state: str | None = None
+    error: str | None
+    tool = tool_name_of(raw) if hook_event_name in TOOL_HOOKS else None
+    meta = metadata_only(raw, total, hook_event_name, tool)
     if meta is not None:
-        from memhooks.capture.journal import METADATA_ONLY
+        from memhooks.store.journal import METADATA_ONLY
 
         payload, error, state = meta, METADATA_ONLY, "skipped"
     else:
@@ -37,15 +48,15 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
         error = "empty payload"
     project = project_dir()
     try:
-        from memhooks.capture.journal import append
         from memhooks.store.connect import connect_journal
+        from memhooks.store.journal import append
 
         for attempt in (1, 2):
             conn = connect_journal(db)
             try:
                 event_id = append(conn, payload, size=total, project=project, error=error,
-                                  hook_event_name=hook_event_name, state=state)
-            except Exception as exc:  # noqa: BLE001
+                                  hook_event_name=hook_event_name, state=state, tool_name=tool)
+            except Exception as exc:
                 conn.close()
                 # Damaged pages met by the insert itself: move the journal aside, once.
                 from memhooks.store import health
@@ -57,8 +68,8 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
             return event_id
         return None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
-        from memhooks.capture.journal import spool
         from memhooks.log import log_exception
+        from memhooks.store.journal import spool
 
         log_exception(f"{hook_event_name}: journal failed, spooling")
         where = spool(db, payload, size=total, project=project, error=error,
@@ -87,12 +98,13 @@ def _other_work(db: str, event_id: int | None) -> bool:
     """Whether an ingester has anything to do beyond SessionStart events (this one and
     earlier ones add no answer and wait for the next ingest): other pending events, a reads
     log to fold, spooled events. A session that answered from tier1 then starts no process."""
-    from memhooks.capture.journal import spool_waiting
-    from memhooks.capture.reads import Taken
+    # lazy: hot path (SessionStart); the reads log and queries load only here
+    from memhooks.store.journal import spool_waiting
+    from memhooks.store.reads import Taken
 
     if event_id is None or not _LEFT_OPEN or Taken(db).pending() or spool_waiting(db):
         return True
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
 
     try:
         return has_pending(_LEFT_OPEN[-1], besides=event_id, answers_only=True)
@@ -101,55 +113,24 @@ def _other_work(db: str, event_id: int | None) -> bool:
 
 
 def spawn_ingest(db: str) -> bool:
-    """Start a detached ingester unless one is already running. Never raises."""
-    if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1":
-        return False
-    try:
-        import fcntl
+    """Start a detached ingester unless one is already running (memhooks.detach). Never raises."""
+    from memhooks.detach import spawn_ingest as spawn
 
-        lock = db + ".ingest.lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a running ingester re-checks for pending events before it exits
-        finally:
-            os.close(fd)
-        from memhooks.config import ENTRY
-
-        python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
-        env = dict(os.environ)
-        env["MEMHOOKS_DB"] = db
-        null = os.devnull
-        os.posix_spawn(
-            python,
-            [python, ENTRY, "ingest", "--background"],
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
-        return True
-    except Exception:  # noqa: BLE001
-        from memhooks.log import log_exception
-
-        log_exception("spawn ingest")
-        return False
+    return spawn(db)
 
 
 def post_tool_use() -> int:
+    # lazy: the log only when something failed
     try:
         db, _ = _journal_stdin("PostToolUse")
-        spawn_ingest(db)
+        if db is not None:
+            spawn_ingest(db)
     except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
 
             log_exception("post-tool-use")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - not even its log
             pass
     return 0
 
@@ -162,6 +143,7 @@ def _ensure_python() -> str | None:
     root = os.environ.pop("MEMHOOKS_BOOTSTRAP_ROOT", "")
     if not state or not root:
         return None
+    # lazy: bootstrap only in plugin mode (the shim set the variables above)
     from memhooks import bootstrap
 
     root = os.path.abspath(root)
@@ -187,6 +169,7 @@ def _import_offer(state: str, root: str, full: str | None, status: str) -> str |
     plugin's store and python."""
     if status not in ("ok", "building") or os.path.exists(os.path.join(state, IMPORT_OFFER)):
         return None
+    # lazy: once per plugin install; bootstrap, shlex and config only then
     from memhooks import bootstrap
 
     if os.path.exists(os.path.join(state, bootstrap.NOTICE_VENV_FAILED)):
@@ -209,18 +192,20 @@ def _import_offer(state: str, root: str, full: str | None, status: str) -> str |
 
 
 def _has_dependencies() -> bool:
+    # lazy: importlib.util only off the SessionStart fast path
     import importlib.util
 
     return all(importlib.util.find_spec(m) is not None for m in ("httpx", "pydantic"))
 
 
-def _warm_output(db: str, project: str) -> str | None:
+def _warm_output(db: str, project: str, after_warm) -> str | None:
     """Lockfiles changed (or tier1 is incomplete): scan and resolve. In this process when it
     has the dependencies, else in the python that has them, within the hook's time."""
+    # lazy: the warm (scan, resolve) or a subprocess only when the fast path had no answer
     if _has_dependencies():
         from memhooks.warm.fastpath import session_start_output
 
-        return session_start_output(db, project)
+        return session_start_output(db, project, after_warm)
     if os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
         return None
     # This interpreter with its site (an install's python under -I -S lacks site-packages).
@@ -245,6 +230,7 @@ WARM_TIMEOUT_S = 8.0  # inside the hooks.json timeout (10 s) with room for the r
 def _with_notice(out: str | None, notice: str | None) -> str | None:
     if not notice:
         return out
+    # lazy: json (re, enum) only for the rare notice
     import json
 
     data = {}
@@ -256,128 +242,80 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
     return json.dumps({"systemMessage": notice, **data}, ensure_ascii=False)
 
 
-def session_start() -> int:
-    """Runs under `python -I -S` with the standard library. Lockfiles unchanged: answer from
-    tier1, then journal the event in a forked child (it adds no answer, so the session need
-    not wait for it). Otherwise journal, then scan and resolve (the python with the
-    dependencies does that). One JSON object on stdout every time."""
+def session_start(after_warm=None) -> int:
+    """Runs under `python -I -S` with the standard library. Journals the event first (one
+    insert), then answers: from tier1 when the lockfiles are unchanged, else scan and
+    resolve (the python with the dependencies does that). One JSON object on stdout every
+    time. An ingester is started only when there is work for one besides this event."""
+    # lazy: hot path (`python -I -S`); config, files and the fast path load here, the warm
+    # and the status note only when needed, the log only on failure
     out = notice = None
-    raw, total, journaled = b"", 0, False
     try:
         from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
         from memhooks.files import read_capped
 
         raw, total = read_capped(sys.stdin.buffer, MAX_EVENT_BYTES)
-        notice = _ensure_python()
         db, project = db_path(), project_dir()
+        from memhooks.gate import blocked
+
+        if blocked(db, project):
+            return 0  # excluded or paused: nothing journaled, warmed or said
+        notice = _ensure_python()
+        event_id = _journal(db, raw, total, "SessionStart")
         from memhooks.warm.fastpath import fast_output
 
         out = fast_output(db, project)
         if out is None:
-            from memhooks._lean import lean_sqlite3
-
-            lean_sqlite3()  # (an answer from the answers file needed no SQLite)
-            journaled = True
-            _journal(db, raw, total, "SessionStart")
-            out = _warm_output(db, project)
+            out = _warm_output(db, project, after_warm)
+            spawn_ingest(db)
+        elif _other_work(db, event_id):
             spawn_ingest(db)
         if out is None:  # the warm ran out of time or could not run: say what is cached
             from memhooks.warm.fastpath import status_output
 
             out = status_output(db, project)
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
 
             log_exception("session-start")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - not even its log
             pass
     if not out:  # one JSON object every time
         out = ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": '
                '"memhooks: no Context7 library IDs are cached for this project yet."}}')
     try:
         out = _with_notice(out, notice)
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - the answer without its notice
         pass
     if out:
         try:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - a closed stdout
             pass
-    if not journaled:  # answered from tier1 (or failed before journaling): journal it now
-        _after_answer(lambda: _journal_answered(raw, total))
     return 0
 
 
-def _journal_answered(raw: bytes, total: int) -> None:
-    """The answered SessionStart's bookkeeping: journal its event, and start an ingester only
-    when there is other work for one (see _other_work)."""
-    from memhooks._lean import lean_sqlite3
-    from memhooks.config import db_path
-
-    lean_sqlite3()
-    db = db_path()
-    event_id = _journal(db, raw, total, "SessionStart")
-    if _other_work(db, event_id):
-        spawn_ingest(db)
-
-
-def _after_answer(work) -> None:
-    """Run `work` in a forked child, in a session of its own, its stdio on /dev/null, so the
-    hook's process ends (and Claude Code reads its answer) now. Where fork is unavailable or
-    fails, `work` runs here. Never raises; the child never returns."""
-    try:
-        pid = os.fork()
-    except (OSError, AttributeError):
-        pid = -1
-    if pid > 0:
-        return
-    if pid == 0:
-        try:
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-        except OSError:
-            pass
-    try:
-        work()
-    except BaseException:  # noqa: BLE001
-        try:
-            from memhooks.log import log_exception
-
-            log_exception("session-start (journal)")
-        except BaseException:  # noqa: BLE001
-            pass
-    if pid == 0:
-        try:
-            from memhooks._tracing import trace_imports
-
-            trace_imports("session-start-journal")  # the tests' check of what it imported
-        except BaseException:  # noqa: BLE001
-            pass
-        os._exit(0)
-
-
-def session_warm() -> int:
+def session_warm(after_warm=None) -> int:
     """The slow half of SessionStart, run by a python with the dependencies: print the hook's
     JSON object (or nothing). A python without them does nothing (no doomed API attempt)."""
     if not _has_dependencies():
         return 0
+    # lazy: run by the python with the dependencies; the warm loads only here
     try:
         from memhooks.config import db_path, project_dir
         from memhooks.warm.fastpath import session_start_output
 
-        out = session_start_output(db_path(), project_dir())
+        out = session_start_output(db_path(), project_dir(), after_warm)
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
 
             log_exception("session-warm")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - not even its log
             pass
     return 0

@@ -8,13 +8,13 @@ import os
 import sqlite3
 
 from memhooks.config import db_path
+from memhooks.log import log_exception
+from memhooks.store import health
+from memhooks.store.connect import closing, connect
+from memhooks.store.queries import has_pending
 
 
 def _has_pending(db: str) -> bool:
-    # lazy: the store and ingest code load only once this process holds the lock
-    from memhooks.recall.queries import has_pending
-    from memhooks.store.connect import closing, connect
-
     with closing(connect(db)) as conn:
         return has_pending(conn)
 
@@ -24,14 +24,10 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
     journal) and pass again."""
     for attempt in (1, 2):
         try:
-            from memhooks.store.connect import closing
-
             with closing(connect(db)) as conn:
                 ingest_pending(conn, db)
             return
         except sqlite3.DatabaseError as exc:
-            from memhooks.store import health
-
             if attempt == 2 or not health.is_corruption(exc) or not health.heal(db, str(exc)):
                 raise
 
@@ -44,7 +40,6 @@ def _upkeep(db: str, fd: int) -> None:
     except OSError:
         return
     try:
-        from memhooks.store.connect import closing, connect
         from memhooks.store.prune import enforce_cap
 
         with closing(connect(db)) as conn:
@@ -56,14 +51,14 @@ def _upkeep(db: str, fd: int) -> None:
                       f"{report.bodies} raw bodies; the store went from {report.before} to "
                       f"{report.after} bytes")
     except Exception:  # noqa: BLE001 - the next ingest tries again
-        from memhooks.log import log_exception
-
         log_exception("size cap")
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def main(args: list[str]) -> int:
+def main(args: list[str], after_ingest=None) -> int:
+    """Ingest until nothing is pending, then run `after_ingest(db, background)`, the work
+    the caller hands over (memhooks._launch: the team push); never raises."""
     if importlib.util.find_spec("pydantic") is None:
         return 0  # a python without the dependencies: the events wait for one that has them
     try:
@@ -78,9 +73,8 @@ def main(args: list[str]) -> int:
             os.close(fd)
             return 0
         try:
-            from memhooks.ingest.pipeline import ingest_pending
-            from memhooks.store import health
-            from memhooks.store.connect import connect
+            # pydantic, which the check above found: only once this process holds the lock
+            from memhooks.ingest.pipeline import ingest_pending  # noqa: PLC0415 - lazy: see above
 
             if health.due(db):
                 health.check_now(db)  # at most once an interval, never on a hook's path
@@ -100,14 +94,8 @@ def main(args: list[str]) -> int:
                 _upkeep(db, fd)  # never for a reader waiting on fresh answers
         finally:
             os.close(fd)
-        from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
-
-        after_ingest(db, background)
-        from memhooks.store.answers import vouch
-
-        vouch(db)  # the store as this run left it: lookups answer without SQLite until it changes
-    except BaseException:  # noqa: BLE001
-        from memhooks.log import log_exception
-
+        if after_ingest is not None:
+            after_ingest(db, background)
+    except BaseException:  # noqa: BLE001 - a detached process: log it, exit 0, no traceback
         log_exception("ingest")
     return 0

@@ -6,10 +6,11 @@ import json
 import os
 import sys
 
-from memhooks.capture.journal import METADATA_ONLY, append, metadata_only, prepare
+from memhooks.capture.payload import metadata_only, prepare
 from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.ingest.pipeline import ingest_pending
 from memhooks.store.connect import closing, connect, transaction
+from memhooks.store.journal import METADATA_ONLY, append
 
 
 def _hook_name(raw: bytes) -> str | None:

@@ -27,10 +27,11 @@ import json
 import os
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from memhooks.setup.install import TOOL_MATCHER
+from memhooks.tools import TOOL_MATCHER
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # the journal's own payload cap
 MAX_PENDING = 4096
@@ -43,6 +44,9 @@ _DENIAL_RE = re.compile(
 )
 
 
+_MATCHER: re.Pattern[str] | None = None  # compiled on first use
+
+
 def captured_tool(name) -> bool:
     """Whether a tool is one memhooks captures (the PostToolUse matcher of its hooks)."""
     global _MATCHER
@@ -51,15 +55,12 @@ def captured_tool(name) -> bool:
     return isinstance(name, str) and _MATCHER.search(name) is not None
 
 
-_MATCHER = None
-
-
-def transcript_roots(env: dict | None = None) -> list[str]:
+def transcript_roots(env: Mapping[str, str] | None = None) -> list[str]:
     """Where Claude Code keeps transcripts: ``$CLAUDE_CONFIG_DIR/projects`` when set, and
     ``~/.claude/projects``."""
-    env = os.environ if env is None else env
+    environ = os.environ if env is None else env
     roots = []
-    config = (env.get("CLAUDE_CONFIG_DIR") or "").strip()
+    config = (environ.get("CLAUDE_CONFIG_DIR") or "").strip()
     if config:
         roots.append(os.path.join(os.path.expanduser(config), "projects"))
     roots.append(os.path.join(os.path.expanduser("~"), ".claude", "projects"))
@@ -71,7 +72,7 @@ def transcript_roots(env: dict | None = None) -> list[str]:
     return out
 
 
-def find_transcripts(paths: list[str] | None = None, env: dict | None = None) -> tuple[list[str], list[str]]:
+def find_transcripts(paths: list[str] | None = None, env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(``*.jsonl`` files, names given that do not exist). A directory is walked (no symlinked
     folders); a file is taken as it is. Default: the transcript roots. Sorted, no duplicates."""
     missing: list[str] = []
@@ -113,7 +114,7 @@ class ToolCall:
 
     def payload(self, imported_at: float | None = None) -> dict:
         """The hook payload: PostToolUse, or PostToolUseFailure for an error."""
-        base = {
+        base: dict[str, object] = {
             "session_id": self.session_id,
             "transcript_path": self.transcript_path,
             "cwd": self.cwd or "",
@@ -127,7 +128,7 @@ class ToolCall:
             base["is_interrupt"] = False
         else:
             base["tool_response"] = self.tool_response
-        mark = {"source": "transcript", "line": self.line}
+        mark: dict[str, object] = {"source": "transcript", "line": self.line}
         if self.at is not None:
             mark["at"] = self.at
         if imported_at is not None:
@@ -204,7 +205,7 @@ def _text_of(content) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text") for b in content
+        return "\n".join(b["text"] for b in content
                          if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
 
@@ -283,7 +284,7 @@ def read_transcript(fh, path: str, stats: ReadStats, *, max_line_bytes: int = MA
         for block in results:
             tid = block.get("tool_use_id")
             call = pending.pop(tid, None) if isinstance(tid, str) else None
-            if call is None:
+            if call is None or not isinstance(tid, str):  # (a call implies a str id)
                 continue  # not a captured tool, or its call was not in this file
             name, tool_input, use_session, use_cwd, use_at = call
             tc = ToolCall(session_id=session or use_session, tool_use_id=tid, tool_name=name,

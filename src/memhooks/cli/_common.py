@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 
@@ -34,7 +33,7 @@ def no_store(as_json: bool = False, json_extra: dict | None = None, *, what: str
     0 for people, 1 for --json callers (who need to tell "no store" from "nothing found")."""
     path = db_path()
     if as_json:
-        echo_json({**(json_extra or {}), "store": None, "error": "no-store", "db": path})
+        echo_json("no-store", {**(json_extra or {}), "store": None, "error": "no-store", "db": path})
         sys.exit(1)
     # lazy: the library code a command runs loads in that command only (CLI start-up)
     from memhooks.recall.stats_render import next_steps_lines
@@ -60,8 +59,12 @@ def open_store(ingest: bool = True):
         raise Fail(f"cannot open the store at {path}: {exc}") from None
 
 
-def echo_json(data) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+def echo_json(kind: str, data) -> None:
+    """Print a `--json` result of `kind` through the one renderer (memhooks.cli.results)."""
+    # lazy: pydantic loads only for --json output (CLI start-up)
+    from memhooks.cli.results import emit
+
+    emit(kind, data)
 
 
 def echo_lines(out=(), err=()) -> None:

@@ -59,18 +59,33 @@ def api_needed(result) -> bool:
     return any(r.how in API_NEEDED for r in result.entries)
 
 
-def warm_failed(result) -> bool:
-    """The Context7 API was needed and no library resolved (`memhooks warm` exits 1)."""
-    return api_needed(result) and not result.resolved
+def _not_asked(result) -> list:
+    """Libraries left unresolved because the API could not be asked (network, rate limit,
+    offline): one summary line for them, not a row each."""
+    return [r for r in result.entries
+            if r.how in ("unresolved", "api-error", "api-timeout", "api-rate-limited") and not r.library_id]
+
+
+def _shown_id(library_id) -> str:
+    """A library ID for the terminal: itself in the Context7 grammar, `-` for none, else withheld."""
+    from memhooks.names import checked_library_id
+
+    if not library_id:
+        return "-"
+    return checked_library_id(library_id) or "(malformed ID withheld)"
 
 
 def warm_rows(entries) -> list[str]:
-    """One line per library: name@version (or unpinned), the library ID or -, a status word."""
-    labels = [f"{r.name}@{r.version or 'unpinned'}" for r in entries]
+    """One line per library: name@version (or unpinned), the library ID or -, a status word
+    (every stored or outside value through memhooks.egress.one_line or the ID grammar)."""
+    from memhooks.egress import one_line
+
+    labels = [one_line(f"{r.name}@{r.version or 'unpinned'}", 120) for r in entries]
+    ids = [_shown_id(r.library_id) for r in entries]
     width = min(44, max((len(x) for x in labels), default=0))
-    idw = min(40, max((len(r.library_id or "-") for r in entries), default=1))
-    return [f"{label:<{width}}  {(r.library_id or '-'):<{idw}}  {WARM_STATUS.get(r.how, r.how)}"
-            for label, r in zip(labels, entries, strict=True)]
+    idw = min(40, max((len(x) for x in ids), default=1))
+    return [f"{label:<{width}}  {lid:<{idw}}  {WARM_STATUS.get(r.how, r.how)}"
+            for label, lid, r in zip(labels, ids, entries, strict=True)]
 
 
 def warm_entries(result) -> list[dict]:
@@ -92,31 +107,33 @@ def warm_json(project: str, result) -> dict:
 
 def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
     """(stdout lines, stderr lines) for `memhooks warm`: a row per library, then the summary."""
+    from memhooks.egress import one_line
+
     out = []
-    for line, r in zip(warm_rows(result.entries), result.entries, strict=True):
+    waiting = _not_asked(result) if (result.api_fault or result.unreachable or result.rate_limited) else []
+    shown = [r for r in result.entries if r not in waiting]
+    for line, r in zip(warm_rows(shown), shown, strict=True):
         # One fault for the whole run is said once, below; other causes stand on their row.
         own = r.cause and not r.library_id and not result.api_fault
-        out.append(line + (f" — {r.cause}" if own else ""))
+        out.append(line + (f" — {one_line(r.cause, 200)}" if own else ""))
     n_files, n_req = len(result.scanned_files), result.api_requests
     out.append(f"{len(result.resolved)}/{len(result.entries)} resolved from {n_files} "
                f"file{_s(n_files)} in {result.seconds:.2f}s "
-               f"({n_req} API request{_s(n_req)}"
-               f"{', rate limited' if result.rate_limited else ''}"
-               f"{', API unreachable: ' + api_url if result.unreachable else ''})")
-    if result.api_fault:
-        # lazy: warm code and rich load only for the output that needs them (CLI start-up)
+               f"({n_req} API request{_s(n_req)})")
+    if waiting:
+        # lazy: warm code loads only for the output that needs it (CLI start-up)
         from memhooks.warm.resolve import _fault_words, _until_words
 
-        fault = result.api_fault.removeprefix("backoff:")
-        out.append(f"Context7: {_fault_words(fault, result.api_fault_detail)}"
-                   f"{_until_words(result.api_until)}"
-                   f"{' (from an earlier session)' if result.api_fault.startswith('backoff:') else ''}")
+        fault = (result.api_fault or ("rate-limited" if result.rate_limited else "unreachable"))
+        fault = fault.removeprefix("backoff:")
+        cached = len(result.resolved)
+        where = f" at {api_url}" if fault == "unreachable" else ""
+        n = len(waiting)
+        out.append(f"{n} librar{'y' if n == 1 else 'ies'} not looked up yet: {_fault_words(fault, result.api_fault_detail)}{where}"
+                   f"{_until_words(result.api_until)}. "
+                   f"{cached or 'No'} librar{'y is' if cached == 1 else 'ies are'} already cached; "
+                   "memhooks asks again at the next session start (or run `memhooks warm` later).")
     err = [] if result.entries else ["no dependencies found (no lockfile or manifest memhooks reads)"]
-    if warm_failed(result):
-        err.append("memhooks: nothing resolved: the Context7 API was needed"
-                   + (" and is unreachable" if result.unreachable else
-                      " and rate-limited this machine" if result.rate_limited else "")
-                   + "; run `memhooks warm` again later")
     return out, err
 
 
@@ -154,6 +171,8 @@ def team_push_line(s: dict) -> str:
 def team_pull_line(s: dict) -> str:
     return (f"pulled {s['documents']} documents ({s['bytes']:,} bytes), {s['tier1']} tier1 entries, "
             f"{s['libraries']} libraries; {s['forgotten']} forgotten by the team removed"
+            + (f"; {s['suggested']} unverified team suggestions" if s.get("suggested") else "")
+            + (f"; {s['refused']} team rows refused" if s.get("refused") else "")
             + ("" if s["complete"] else "; budget reached, run again for more"))
 
 

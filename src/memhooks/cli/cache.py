@@ -42,9 +42,20 @@ def cache_lookup(name, project, as_json):
         hit = lookup(conn, name, _project(project), on_pending=lambda: ingest_pending(conn))
     if not hit:
         if as_json:
-            echo_json({"name": name, "hit": False})
+            echo_json("cache lookup", {"name": name, "hit": False})
         sys.exit(1)
-    echo_json({**hit, "hit": True}) if as_json else click.echo(hit["library_id"])
+    from memhooks.egress import safe_json
+    from memhooks.names import checked_library_id
+
+    library_id = checked_library_id(hit["library_id"])  # egress: printed only in its grammar
+    if library_id is None:
+        if as_json:
+            echo_json("cache lookup", {"name": name, "hit": False})
+        sys.exit(1)
+    if as_json:
+        echo_json("cache lookup", {**safe_json(hit), "library_id": library_id, "hit": True})
+    else:
+        click.echo(library_id)
 
 
 @cache.command("lookup-docs")
@@ -60,12 +71,15 @@ def cache_lookup_docs(library_id, topic, as_json):
         hit = lookup_docs(conn, library_id, topic, _project(None))
     if not hit:
         if as_json:
-            echo_json({**key, "hit": False})
+            echo_json("cache lookup-docs", {**key, "hit": False})
         sys.exit(1)
+    from memhooks.egress import defuse
+
+    body = defuse(hit[1])  # egress: control codes out, fence look-alikes defused (as lc-cache-lookup-docs)
     if as_json:
-        echo_json({**key, "hit": True, "document_id": hit[0], "content": hit[1]})
+        echo_json("cache lookup-docs", {**key, "hit": True, "document_id": hit[0], "content": body})
     else:
-        sys.stdout.write(hit[1])
+        sys.stdout.write(body)
 
 
 @cache.command("write")
@@ -85,4 +99,4 @@ def cache_write(tier, args, as_json):
     with closing(open_store(ingest=False)) as conn:
         event_id = write(conn, record, _project(None))
     if as_json:
-        echo_json({"written": True, "tier": tier, "event_id": event_id})
+        echo_json("cache write", {"written": True, "tier": tier, "event_id": event_id})

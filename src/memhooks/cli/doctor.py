@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import click
+
+from memhooks.cli._common import echo_json
 
 
 def register(main: click.Group) -> None:
@@ -28,7 +29,7 @@ def doctor(as_json, project):
 
     results = run_checks(project=project or os.getcwd())
     if as_json:
-        click.echo(json.dumps([r.as_dict() for r in results], indent=2, ensure_ascii=False))
+        echo_json("doctor", [r.as_dict() for r in results])
     else:
         for line in check_lines(results):
             click.echo(line)

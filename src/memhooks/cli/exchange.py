@@ -50,7 +50,7 @@ def import_cmd(source, as_json):
     finally:
         conn.close()
     if as_json:
-        echo_json({"read": result.read, "added": result.added, "existing": result.existing,
+        echo_json("import", {"read": result.read, "added": result.added, "existing": result.existing,
                    "rejected": result.rejected, "errors": result.errors})
     else:
         added = ", ".join(f"{n} {t}" for t, n in result.added.items())

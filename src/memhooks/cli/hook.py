@@ -7,6 +7,7 @@ import sys
 import click
 
 from memhooks.capture.hooks import post_tool_use, session_start
+from memhooks.team.runner import spawn
 
 
 def register(main: click.Group) -> None:
@@ -25,4 +26,4 @@ def hook_post_tool_use():
 
 @hook.command("session-start")
 def hook_session_start():
-    sys.exit(session_start())
+    sys.exit(session_start(after_warm=lambda db, project: spawn("pull", db, project)))

@@ -39,7 +39,14 @@ def reindex():
     with closing(open_store(ingest=False)) as conn:
         report = do_reindex(conn, db_path())
     click.echo(f"reindexed: {report.done} captured, {report.skipped} skipped, "
-               f"{report.failed} failed; {report.documents_created} documents")
+               f"{report.failed} failed; {report.documents_created} documents"
+               + _refused(report))
+
+
+def _refused(report) -> str:
+    """`; N rows refused by admission` when there were any (memhooks.store.admission)."""
+    n = sum(report.refused.values())
+    return f"; {n} rows refused by admission" if n else ""
 
 
 @click.command()
@@ -49,4 +56,5 @@ def ingest():
 
     with closing(open_store(ingest=False)) as conn:
         report = ingest_pending(conn, db_path())
-    click.echo(f"ingested: {report.done} captured, {report.skipped} skipped, {report.failed} failed")
+    click.echo(f"ingested: {report.done} captured, {report.skipped} skipped, {report.failed} failed"
+               + _refused(report))

@@ -11,13 +11,16 @@ import click
 from memhooks import __version__
 from memhooks.cli import (
     cache,
+    config_cmd,
     doctor,
     exchange,
     hook,
     install,
     journal,
     maintenance,
+    privacy,
     recall,
+    sources,
     team,
     transcripts,
     warm,
@@ -47,6 +50,34 @@ class OneLineErrors(click.Group):
         except sqlite3.DatabaseError as exc:  # a damaged store: one clear line, no traceback
             click.echo(store_error_line(exc), err=True)
             sys.exit(1)
+
+    def format_commands(self, ctx, formatter):
+        """`memhooks --help` lists the commands in the groups bare `memhooks` uses."""
+        rows = {name: cmd for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden}
+        width = max((len(n) for n in rows), default=0)
+        limit = formatter.width - 6 - width
+        placed = set()
+        for title, names in SECTIONS:
+            entries = [(n.ljust(width), rows[n].get_short_help_str(limit)) for n in names if n in rows]
+            placed.update(n.strip() for n, _ in entries)
+            if entries:
+                with formatter.section(title):
+                    formatter.write_dl(entries)
+        rest = [(n.ljust(width), c.get_short_help_str(limit)) for n, c in rows.items() if n not in placed]
+        if rest:
+            with formatter.section("more"):
+                formatter.write_dl(rest)
+
+
+SECTIONS = (
+    ("get started", ("install", "uninstall", "import-transcripts", "warm")),
+    ("look", ("stats", "search", "show", "doctor")),
+    ("keep it small, forget on request", ("prune", "vacuum", "forget", "pause", "resume", "config")),
+    ("sources you add", ("add", "refresh", "sources")),
+    ("share with a team", ("team",)),
+    ("plumbing", ("cache", "scan", "export", "import", "replay", "reindex", "ingest", "hook", "mcp")),
+)
 
 
 SHORT_USAGE = """memhooks keeps the library docs your coding agent looks up.
@@ -78,7 +109,7 @@ def main(ctx):
 
 
 for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,
-                maintenance):
+                privacy, config_cmd, sources, maintenance):
     _module.register(main)
 
 

@@ -50,7 +50,7 @@ def prune(older_than, max_size, dry_run):
     """Evict documents: least recently read first (never read first), then the oldest;
     documents of the pinned versions of your current projects, and tier1, last."""
     from memhooks.config import max_store_bytes, parse_size, project_dir
-    from memhooks.recall.render import one_line
+    from memhooks.egress import one_line
     from memhooks.store.connect import connect
     from memhooks.store.prune import ingest_lock
     from memhooks.store.prune import prune as do_prune

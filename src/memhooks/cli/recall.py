@@ -1,5 +1,5 @@
 """`memhooks search`, `show`, `stats` and `mcp`: thin click commands over
-memhooks.recall.search, memhooks.recall.stats and memhooks.recall.mcp_server."""
+memhooks.recall.search, memhooks.recall.stats and memhooks.cli.mcp_server."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import click
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
+from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
-from memhooks.recall.mcp_server import main as mcp_main
 
 
 def register(main: click.Group) -> None:
@@ -42,15 +42,19 @@ def search_cmd(query, limit, as_json, team):
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
     try:
         if team:
-            from memhooks.team.search import cli_search
+            from memhooks.team.search import TeamError
+            from memhooks.team.search import search as team_search
 
-            results = cli_search(conn, query, limit)
+            try:
+                results = team_search(conn, query, limit)
+            except TeamError as exc:
+                raise Fail(f"team search: {exc}") from None
         else:
             results = search.search_documents(conn, query, limit, origin="user")
     finally:
         conn.close()
     if as_json:
-        echo_json({"query": query, "count": len(results),
+        echo_json("search", {"query": query, "count": len(results),
                    "results": [render.fenced(r) for r in results]})
         return
     click.echo(render.results_markdown(query, results, person=True))
@@ -73,7 +77,7 @@ def show_cmd(doc_id, max_chars, as_json):
     if doc is None:
         raise Fail(f"no document with id {render.one_line(doc_id, 40)}")
     if as_json:
-        echo_json(render.fenced(doc))
+        echo_json("show", render.fenced(doc))
         return
     click.echo(render.document_markdown(doc))
 
@@ -102,7 +106,7 @@ def stats_cmd(as_json, html_file, project):
         except OSError as exc:
             raise Fail(f"cannot write {html_file}: {exc.strerror or exc}") from None
     if as_json:
-        echo_json(data)
+        echo_json("stats", data)
     else:
         stats_render.render(data)
         if html_file:

@@ -1,5 +1,5 @@
-"""`memhooks team init|connect|push|pull|status|exclude` and `memhooks forget`: thin click
-commands over memhooks.team."""
+"""`memhooks team init|connect|push|pull|status|exclude`: thin click commands over memhooks.team
+(`memhooks forget` is memhooks.cli.privacy)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,10 @@ import click
 from memhooks.cli import _render
 from memhooks.cli._common import Fail, echo_json, open_store
 from memhooks.config import project_dir
-from memhooks.store.connect import transaction
-from memhooks.store.projections import forget_document
 
 
 def register(main: click.Group) -> None:
     main.add_command(team)
-    main.add_command(forget_cmd)
 
 
 def _fail(exc):
@@ -102,7 +99,7 @@ def team_push(budget, as_json):
 
     s = _run("push", push, budget_s=budget)
     if as_json:
-        echo_json(s)
+        echo_json("team push", s)
         return
     click.echo(_render.team_push_line(s))
 
@@ -121,7 +118,7 @@ def team_pull(project, libraries, budget, max_bytes, as_json):
     s = _run("pull", pull, project=project, budget_s=budget, max_bytes=max_bytes,
              libraries=list(libraries))
     if as_json:
-        echo_json(s)
+        echo_json("team pull", s)
         return
     click.echo(_render.team_pull_line(s))
 
@@ -142,7 +139,7 @@ def team_status(offline, as_json):
     if info["configured"] and not offline:
         info["server"] = probe(team_url())
     if as_json:
-        echo_json(info)
+        echo_json("team status", info)
         return
     for line in _render.team_status_lines(info):
         click.echo(line)
@@ -160,35 +157,3 @@ def team_exclude(directory, list_only):
         return
     for glob in exclusions():
         click.echo(glob)
-
-
-@click.command("forget")
-@click.option("--document", "doc_ids", multiple=True, required=True, type=int, metavar="ID",
-              help="A document id (from search); repeat for several.")
-def forget_cmd(doc_ids):
-    """Delete documents from the local store and the team store, and never capture,
-    push or pull the same text again."""
-    from memhooks.team.settings import configured
-
-    conn = open_store(ingest=True)
-    try:
-        hashes = []
-        with transaction(conn):
-            for doc_id in doc_ids:
-                digest = forget_document(conn, doc_id)
-                if digest is None:
-                    raise Fail(f"no document with id {doc_id}")
-                hashes.append(digest)
-        click.echo(f"forgot {len(hashes)} document(s) locally")
-        if configured():
-            from memhooks.team.push import push_forgets
-            from memhooks.team.runner import run
-            from memhooks.team.store import TeamError
-
-            try:
-                run("push", conn, lambda c, pg: {"forgotten": push_forgets(c, pg)}, respect_backoff=False)
-                click.echo("removed from the team store")
-            except TeamError as exc:
-                click.echo(f"team store not updated yet ({exc}); the next push sends it", err=True)
-    finally:
-        conn.close()

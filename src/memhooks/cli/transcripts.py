@@ -104,7 +104,7 @@ def import_transcripts_cmd(paths, since, project, dry_run, as_json):
     except OSError as exc:
         raise Fail(f"cannot import: {exc.strerror or exc}") from None
     if as_json:
-        echo_json(report.as_dict())
+        echo_json("import-transcripts", report.as_dict())
     else:
         for line in summary_lines(report):
             click.echo(line)

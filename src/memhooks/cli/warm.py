@@ -38,7 +38,7 @@ def scan_cmd(directory, top_n, direct_only, as_json):
     only = settings.direct_only() if direct_only is None else direct_only
     ranked = candidates(result.deps, n, backfill=n, direct_only=only)[:n]
     if as_json:
-        echo_json(_render.scan_json(project, result, ranked))
+        echo_json("scan", _render.scan_json(project, result, ranked))
         return
     echo_lines(*_render.scan_lines(result, ranked))
 
@@ -53,16 +53,23 @@ def scan_cmd(directory, top_n, direct_only, as_json):
 def warm_cmd(directory, budget, top_n, direct_only, as_json):
     """Pre-resolve the project's top libraries to Context7 IDs (tier1).
 
-    Exits 1 when the Context7 API was needed and no library resolved."""
+    Exits 0 when it did what it could: a network or rate-limit problem is said in one line,
+    with what is already cached (a real error exits non-zero)."""
     from memhooks.warm.resolve import warm
 
     project = os.path.realpath(directory)
+    from memhooks.config import db_path
+    from memhooks.gate import blocked
+
+    if why := blocked(db_path(), project):
+        click.echo(f"memhooks: not warming {project}: {why}", err=True)
+        return
     shown = nullcontext({}) if as_json else _render.warm_progress(project)
     with closing(open_store()) as conn, shown as callbacks:
         result = warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True,
                       direct_only=direct_only, **callbacks)
     if as_json:
-        echo_json(_render.warm_json(project, result))
+        echo_json("warm", _render.warm_json(project, result))
     else:
         echo_lines(*_render.warm_lines(result, context7_api_url()))
-    sys.exit(1 if _render.warm_failed(result) else 0)
+    sys.exit(0)

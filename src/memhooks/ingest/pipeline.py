@@ -14,15 +14,14 @@ import time
 from dataclasses import dataclass, field
 
 from memhooks import config
-from memhooks.capture import journal
-from memhooks.capture.journal import CACHE_WRITE_EVENT, drain_spool
 from memhooks.config import canonical_path, db_path
 from memhooks.log import log_exception
-from memhooks.recall.queries import main_file, pending_events
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store import compact, health
+from memhooks.store import compact, health, journal
+from memhooks.store.admission import Refused
 from memhooks.store.connect import connect, transaction
+from memhooks.store.journal import CACHE_WRITE_EVENT, drain_spool
 from memhooks.store.projections import (
     add_capture,
     apply_cache_write,
@@ -33,6 +32,7 @@ from memhooks.store.projections import (
     upsert_tier1,
     upsert_tier2,
 )
+from memhooks.store.queries import main_file, pending_events
 from memhooks.tools import is_captured
 
 BATCH = 50
@@ -49,6 +49,7 @@ class IngestReport:
     spooled: int = 0
     reads: int = 0  # lookup answers folded from the reads log
     reasons: dict = field(default_factory=dict)
+    refused: dict = field(default_factory=dict)  # rows admission refused, by reason
 
 
 @dataclass
@@ -148,51 +149,92 @@ def _parse_row(conn, event_id: int, payload: str | bytes, project: str | None) -
     return p
 
 
-def _project(conn, p: _Parsed, now: float, report: IngestReport) -> None:
+def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, str | None]:
+    """Write one parsed event's rows (provenance `capture`; a journaled cache write is
+    `manual`). Each row passes admission: a refused row is counted in `report.refused` and
+    the others go on. Returns how many rows were written, and the last refusal's reason."""
     cols, event = p.columns, p.event or {}
     project = cols.get("project") or ""
     session = cols.get("session_id")
     tool_name = cols.get("tool_name")
+    written = 0
+    last: list[str] = []
+
+    def refused(exc: Refused) -> None:
+        report.refused[exc.reason] = report.refused.get(exc.reason, 0) + 1
+        last[:] = [exc.reason]
+
     if cols.get("hook_event_name") == CACHE_WRITE_EVENT:
-        apply_cache_write(conn, event, event_id=p.event_id, project=project, now=now)
-        return
+        try:
+            apply_cache_write(conn, event, event_id=p.event_id, project=project, now=now)
+            return 1, None
+        except Refused as exc:
+            refused(exc)
+            return 0, exc.reason
     result = p.result
     # An imported event keeps its original time: its captures and new documents are dated
     # then, and its tier entries are written only when they would still be fresh.
     at = min(p.at, now) if p.at is not None else now
-    doc_ids: list[int] = []
+    doc_ids: list[int | None] = []  # None: refused by admission, or forgotten by the user
+    forgot = 0
     for doc in result.documents:
-        doc_id, created = upsert_document(
-            conn, project=project, source=doc.source, source_tool=doc.source_tool,
-            content=doc.content, title=doc.title, type=doc.type, url=doc.url,
-            library_id=doc.library_id, topic=doc.topic, version=doc.version,
-            metadata=doc.metadata or None, session_id=session, tool=doc.tool, now=at,
-        )
+        try:
+            doc_id, created = upsert_document(
+                conn, project=project, source=doc.source, source_tool=doc.source_tool,
+                content=doc.content, title=doc.title, type=doc.type, url=doc.url,
+                library_id=doc.library_id, topic=doc.topic, version=doc.version,
+                metadata=doc.metadata or None, session_id=session, tool=doc.tool, now=at,
+                provenance="capture",
+            )
+        except Refused as exc:
+            refused(exc)
+            doc_ids.append(None)
+            continue
         doc_ids.append(doc_id)
         if doc_id is None:
+            forgot += 1
             continue  # forgotten by the user
+        written += 1
         report.documents_created += int(created)
         if add_capture(conn, event_id=p.event_id, document_id=doc_id, project=project,
                        session_id=session, tool_name=tool_name, captured_at=at):
             report.captures += 1
+    if forgot and forgot == len(result.documents):
+        from memhooks.store.forget import drop_payload
+
+        drop_payload(conn, p.event_id, cols)  # the user forgot this text: no raw copy either
     for lib in result.libraries:
-        upsert_library(conn, origin="capture", now=now, **lib.model_dump())
+        try:
+            upsert_library(conn, origin="capture", now=now, provenance="capture", **lib.model_dump())
+            written += 1
+        except Refused as exc:
+            refused(exc)
     for entry in result.tier1:
         if at + (config.tier1_negative_ttl_s() if entry.library_id is None
                  else config.tier1_ttl_s()) <= now:
             continue  # imported, and expired long ago
-        if entry.library_id is None:
-            upsert_tier1(conn, project=project, name=entry.name, library_id=None, origin="capture",
-                         matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
-        else:
-            upsert_tier1(conn, project=project, name=entry.name, library_id=entry.library_id,
-                         origin="capture", matched=entry.matched, ttl_s=config.tier1_ttl_s(),
-                         now=now)
+        try:
+            if entry.library_id is None:
+                upsert_tier1(conn, project=project, name=entry.name, library_id=None,
+                             origin="capture", matched="none",
+                             ttl_s=config.tier1_negative_ttl_s(), now=now, provenance="capture")
+            else:
+                upsert_tier1(conn, project=project, name=entry.name, library_id=entry.library_id,
+                             origin="capture", matched=entry.matched, ttl_s=config.tier1_ttl_s(),
+                             now=now, provenance="capture")
+            written += 1
+        except Refused as exc:
+            refused(exc)
     for entry in result.tier2:
         if 0 <= entry.document_index < len(doc_ids) and doc_ids[entry.document_index] is not None:
-            upsert_tier2(conn, library_id=entry.library_id, topic=entry.topic,
-                         document_id=doc_ids[entry.document_index], origin="capture",
-                         ttl_s=config.tier2_ttl_s(), now=at)
+            try:
+                upsert_tier2(conn, library_id=entry.library_id, topic=entry.topic,
+                             document_id=doc_ids[entry.document_index], origin="capture",
+                             ttl_s=config.tier2_ttl_s(), now=at, provenance="capture")
+                written += 1
+            except Refused as exc:
+                refused(exc)
+    return written, (last[0] if last else None)
 
 
 def _commit_isolated(conn, batch: list[_Parsed], report: IngestReport) -> None:
@@ -241,12 +283,11 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
             if not journal.claim(conn, p.event_id, state=p.state, error=p.error, now=now,
                                  columns=p.columns, payload=p.payload):
                 continue  # another ingester took it
-            if p.blobs:
-                compact.store_blobs(conn, p.blobs, now)
             if p.state == "done":
                 conn.execute("SAVEPOINT ev")
+                written, reason = 0, None
                 try:
-                    _project(conn, p, now, shadow)
+                    written, reason = _project(conn, p, now, shadow)
                     conn.execute("RELEASE ev")
                 except Exception as exc:  # noqa: BLE001 - fail this event, keep the batch
                     conn.execute("ROLLBACK TO ev")
@@ -255,7 +296,13 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
                         conn, p.event_id,
                         storable(f"projection error: {type(exc).__name__}: {exc}"[:500]))
                     p.state = "failed"
-            if p.blobs:
+                if p.state == "done" and not written and reason:
+                    # admission refused every row of the event: an error, not a capture
+                    p.state, p.error = "skipped", storable(f"refused: {reason}"[:500])
+                    journal.mark_skipped(conn, p.event_id, p.error)
+            if p.blobs and _kept_as_reference(conn, p.event_id):
+                # (not when the user forgot every document of it: its payload was dropped)
+                compact.store_blobs(conn, p.blobs, now)
                 compact.link_documents(conn, p.blobs.keys(), p.event_id)
             counts[p.state] = counts.get(p.state, 0) + 1
             if p.error and p.state == "skipped":
@@ -267,13 +314,20 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
         report.reasons[key] = report.reasons.get(key, 0) + n
     report.documents_created += shadow.documents_created
     report.captures += shadow.captures
+    for key, n in shadow.refused.items():
+        report.refused[key] = report.refused.get(key, 0) + n
+
+
+def _kept_as_reference(conn, event_id: int) -> bool:
+    row = conn.execute("SELECT typeof(payload) FROM events WHERE id = ?", (event_id,)).fetchone()
+    return row is not None and row[0] == "blob"
 
 
 def fold_reads_log(conn, db: str) -> int:
-    """Fold the lookup commands' reads log into the counters (memhooks.capture.reads): the
+    """Fold the lookup commands' reads log into the counters (memhooks.store.reads): the
     log is renamed aside under its lock (lookups go on appending to a new one), streamed in
     bounded memory, committed, and deleted. Returns the lines counted."""
-    from memhooks.capture.reads import Taken
+    from memhooks.store.reads import Taken
     from memhooks.store.reads_fold import ReadTotals
 
     taken = Taken(db)

@@ -6,13 +6,20 @@ the captured docs. Precision comes first, so there is no fuzzy matching beyond
 the stemmer and a shared prefix of five or more letters.
 """
 
-_RES = []
+from __future__ import annotations
+
+TYPE_CHECKING = False  # `re` (and `enum`) load in _res() on first use: here for annotations only
+if TYPE_CHECKING:
+    import re
+
+_RES: list[re.Pattern[str]] = []
 
 
-def _res():
+def _res() -> list[re.Pattern[str]]:
     """(word, snippet separator, heading) patterns, compiled on first use: `re` (and `enum`)
     is the largest import of a hook run, and a query alone is split without it."""
     if not _RES:
+        # lazy: the PreToolUse serve decision runs under `python -I -S` (see the docstring)
         import re
 
         _RES.extend((re.compile(r"[^\W_]+"),
@@ -103,7 +110,7 @@ def stems(text: str, heads: set[str] | None = None) -> set[str]:
     return {stem(w) for w in distinct}
 
 
-def query_stems(query: str, ignore: set[str] = frozenset()) -> list[str]:
+def query_stems(query: str, ignore: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The content words of a question, stemmed, in order, without duplicates."""
     out: list[str] = []
     for tok in _tokens(query):
@@ -143,14 +150,18 @@ def may_cover(query: list[str], texts: list[str]) -> bool:
     min(len, 5) letters, and a stem differs from its word at most in its last letter
     (-ies -> -y, -ational -> -ate), so the word holds the first min(len, 5) - 1 of them."""
     low = [t.lower() for t in texts]
-    for q in query:
-        probe = q[: min(len(q), PREFIX_MIN) - 1]
-        if probe and not any(_starts_a_word(t, probe) for t in low):
+    for probe in probes(query):
+        if not any(starts_a_word(t, probe) for t in low):
             return False
     return True
 
 
-def _starts_a_word(text: str, probe: str) -> bool:
+def probes(query: list[str]) -> list[str]:
+    """Per query stem, the opening letters a covering word must start with (see may_cover)."""
+    return [p for p in (q[: min(len(q), PREFIX_MIN) - 1] for q in query) if p]
+
+
+def starts_a_word(text: str, probe: str) -> bool:
     """`probe` at the start of a word of `text` (after a character that is not a letter or
     digit): where a covering word would have it."""
     i = text.find(probe)
@@ -167,37 +178,44 @@ def snippets(text: str) -> list[str]:
     parts = [p.strip("\n") for p in sep_re.split(text)]
     if len(parts) == 1:
         parts = [p.strip("\n") for p in heading_re.split(text)]
+    return [piece for p in parts for piece in part_pieces(p)]
+
+
+def part_pieces(p: str) -> list[str]:
+    """One part between separators (or headings) as snippets: whole, or, when longer than
+    twice CHUNK_CHARS, cut at blank lines into pieces of about CHUNK_CHARS."""
+    if not p.strip():
+        return []
+    if len(p) <= 2 * CHUNK_CHARS:
+        return [p]
     out: list[str] = []
-    for p in parts:
-        if not p.strip():
-            continue
-        if len(p) <= 2 * CHUNK_CHARS:
-            out.append(p)
-            continue
-        chunk = ""
-        for para in p.split("\n\n"):
-            if chunk and len(chunk) + len(para) > CHUNK_CHARS:
-                out.append(chunk)
-                chunk = ""
-            chunk = f"{chunk}\n\n{para}" if chunk else para[: 2 * CHUNK_CHARS]
-        if chunk.strip():
+    chunk = ""
+    for para in p.split("\n\n"):
+        if chunk and len(chunk) + len(para) > CHUNK_CHARS:
             out.append(chunk)
+            chunk = ""
+        chunk = f"{chunk}\n\n{para}" if chunk else para[: 2 * CHUNK_CHARS]
+    if chunk.strip():
+        out.append(chunk)
     return out
 
 
 def choose(query: list[str], pieces: list[tuple[object, str]], *, max_pieces: int = 3,
-           primary_share: float = 0.5) -> list[tuple[object, str]] | None:
+           primary_share: float = 0.5, check=None) -> list[tuple[object, str]] | None:
     """Pick up to `max_pieces` (key, text) pieces that together cover every query stem.
 
     The first piece must cover at least `primary_share` of the stems (the
     answer is mostly in one place); each further piece must add a stem.
-    Returns the chosen pieces in their original order, or None.
+    Returns the chosen pieces in their original order, or None. `check`, when
+    given, is called before each piece is stemmed (the serve budget raises there).
     """
     if not query or not pieces:
         return None
     cover = []
     heads = {q[:2] for q in query}
     for i, (_key, text) in enumerate(pieces):
+        if check is not None:
+            check()
         have = stems(text, heads)
         got = frozenset(q for q in query if covers(q, have))
         if got:

@@ -3,7 +3,7 @@
 Standard library only. The commands always exit 0 and print nothing on a miss
 or on any problem; problems go to memhooks.log. The lookup commands only read: the
 projections are opened read-only, the journal only on a miss, and the answer is
-counted through the reads log (memhooks.capture.reads), which the ingester folds into
+counted through the reads log (memhooks.store.reads), which the ingester folds into
 the counters. `lookup`/`lookup_docs` (the CLI's and MCP's) count in the store directly.
 """
 
@@ -15,7 +15,7 @@ import time
 
 def _find_fresh(conn, find, on_pending):
     """Try `find`; on a miss with pending events, let `on_pending` ingest them, try again."""
-    from memhooks.recall.queries import has_pending
+    from memhooks.store.queries import has_pending
 
     result = find()
     if result is None and on_pending is not None and has_pending(conn):
@@ -24,30 +24,26 @@ def _find_fresh(conn, find, on_pending):
     return result
 
 
-def lookup(conn, name: str, project: str, *, on_pending=None) -> dict | None:
-    """tier1 lookup that counts a hit or a miss."""
-    from memhooks.recall.queries import find_tier1
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count
+def lookup(conn, name: str, project: str, *, on_pending=None, origin: str = "agent") -> dict | None:
+    """tier1 lookup that counts a hit or a miss (through the reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier1, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier1(conn, name, project), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier1", outcome="hit" if hit else "miss")
+    note(main_file(conn), "tier1", "hit" if hit else "miss", project, origin=origin)
     return hit
 
 
 def lookup_docs(conn, library_id: str, topic: str, project: str, *,
-                on_pending=None) -> tuple[int, str] | None:
-    """tier2 lookup that counts a hit or a miss, and a retrieval of the document."""
-    from memhooks.recall.queries import find_tier2
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import count, touch_documents
+                on_pending=None, origin: str = "agent") -> tuple[int, str, str] | None:
+    """tier2 lookup that counts a hit or a miss, and a read of the document (through the
+    reads log, memhooks.store.reads)."""
+    from memhooks.store.queries import find_tier2, main_file
+    from memhooks.store.reads import note
 
     hit = _find_fresh(conn, lambda: find_tier2(conn, library_id, topic), on_pending)
-    with transaction(conn):
-        count(conn, project=project, tier="tier2", outcome="hit" if hit else "miss")
-        if hit:
-            touch_documents(conn, [hit[0]])
+    note(main_file(conn), "tier2", "hit" if hit else "miss", project, hit[2] if hit else "",
+         origin=origin)
     return hit
 
 
@@ -57,8 +53,8 @@ def _write_payload(record: dict, project: str) -> str:
     """The journaled form of a cache write (redacted, like every event)."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT
     from memhooks.redact import redact_text
+    from memhooks.store.journal import CACHE_WRITE_EVENT
 
     payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
                          ensure_ascii=False)
@@ -69,8 +65,9 @@ def write(conn, record: dict, project: str) -> int:
     """Journal a cache write, then apply it, in one transaction. Returns the event id."""
     import json
 
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append, mark_done
+    from memhooks.store.admission import Refused
     from memhooks.store.connect import transaction
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
     from memhooks.store.projections import apply_cache_write
 
     now = time.time()
@@ -78,16 +75,22 @@ def write(conn, record: dict, project: str) -> int:
     with transaction(conn):
         event_id = append(conn, payload, size=len(payload), project=project,
                           hook_event_name=CACHE_WRITE_EVENT, received_at=now)
-        apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project, now=now)
-        mark_done(conn, event_id, now)
+        try:
+            apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project,
+                              now=now)
+        except Refused as exc:
+            # admission refused it (nothing was written): journaled as skipped, with why
+            mark_skipped(conn, event_id, f"refused: {exc.reason}"[:500], now)
+        else:
+            mark_done(conn, event_id, now)
     return event_id
 
 
 def journal_write(db: str, record: dict, project: str) -> int:
     """Journal a cache write and leave it pending (the projections are new or behind: the
     ingester migrates them and applies it). Returns the event id."""
-    from memhooks.capture.journal import CACHE_WRITE_EVENT, append
     from memhooks.store.connect import closing, connect_journal
+    from memhooks.store.journal import CACHE_WRITE_EVENT, append
 
     payload = _write_payload(record, project)
     with closing(connect_journal(db)) as conn:
@@ -99,31 +102,56 @@ def journal_write(db: str, record: dict, project: str) -> int:
 
 def _store() -> tuple[str, str] | None:
     """(store path, project), or None when there is no store yet: a lookup never creates
-    one (no file, no folder, no log); the miss is the answer."""
+    one (no file, no folder, no log); the miss is the answer. None too for a project
+    excluded from memhooks, or while it is paused (memhooks.gate): nothing is answered."""
     from memhooks.config import db_path, project_dir, store_exists
+    from memhooks.gate import blocked
 
     db = db_path()
-    return (db, project_dir()) if store_exists(db) else None
+    if not store_exists(db):
+        return None
+    project = project_dir()
+    return None if blocked(db, project) else (db, project)
 
 
-def _answer(db: str, find):
-    """`find(conn)` over the projections, opened read-only. On a miss while the journal
-    holds events not yet ingested, or while the store is new or behind the migrations, the
-    ingester runs in a child process (it brings the store up to date; this path imports no
-    sqlite-utils) and `find` is asked again."""
+def _answer(db: str, find, pending=None):
+    """`find(conn)` over the projections, opened read-only. A lookup never waits on an
+    ingest: on a miss, `pending(conn)` may answer from the journal's pending events of
+    that one key (memhooks.recall.pending; conn is None when the store is new or behind),
+    and when events wait to be ingested a detached ingester is started, not waited for."""
     from memhooks.store.reader import closing
 
-    for attempt in (1, 2):
-        conn = _open_read(db)
-        if conn is not None:
-            with closing(conn):
-                found = find(conn)
-            if found is not None or attempt == 2 or not _journal_pending(db):
-                return found
-        elif attempt == 2:
-            return None
-        ingest_now()
+    conn = _open_read(db)
+    if conn is not None:
+        with closing(conn):
+            found = find(conn)
+            if found is None and pending is not None:
+                found = pending(conn)
+        if found is not None:
+            return found
+    elif pending is not None:
+        found = pending(None)
+        if found is not None:
+            _kick(db)
+            return found
+    _kick(db, conn is None)
     return None
+
+
+def _kick(db: str, behind: bool = False) -> None:
+    """Start a detached ingester (unless one runs) when events wait, or the store is new or
+    behind the migrations. Never waits, never raises."""
+    try:
+        from memhooks.recall import pending
+
+        if behind or pending.has_pending(db):
+            from memhooks.detach import spawn_ingest
+
+            spawn_ingest(db)
+    except Exception:  # noqa: BLE001 - the answer stands
+        from memhooks.log import log_exception
+
+        log_exception("lookup: starting an ingester")
 
 
 def _open_read(db: str):
@@ -133,8 +161,8 @@ def _open_read(db: str):
 
     from memhooks.store.reader import connect_reader, is_current
 
-    if not os.path.isfile(db):
-        return None
+    if not os.path.lexists(db):
+        return None  # no store yet (a directory or other non-file there is damage: healed below)
     try:
         conn = connect_reader(db)
         try:
@@ -150,25 +178,6 @@ def _open_read(db: str):
     from memhooks.store.connect import connect
 
     return _open_current(db, connect)
-
-
-def _journal_pending(db: str) -> bool:
-    """Whether the journal holds events not yet ingested that could answer a lookup
-    (read-only; no journal, no events)."""
-    import sqlite3
-
-    from memhooks.config import journal_path
-    from memhooks.recall.queries import has_pending
-    from memhooks.store.reader import closing, connect_reader
-
-    path = journal_path(db)
-    if not os.path.isfile(path):
-        return False
-    try:
-        with closing(connect_reader(path)) as conn:
-            return has_pending(conn, answers_only=True)
-    except sqlite3.Error:
-        return False
 
 
 def _open_current(db: str, connect):
@@ -195,8 +204,22 @@ def ingest_now(timeout: float = 20.0) -> None:
                    check=False)
 
 
+USAGE = {
+    "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
+    "lc-cache-lookup-docs": "usage: lc-cache-lookup-docs LIBRARY_ID TOPIC\n\nPrints the cached docs for LIBRARY_ID and TOPIC on a fresh hit (4 h),\n",
+    "lc-cache-write": ("usage: lc-cache-write tier1 NAME LIBRARY_ID\n"
+                       "       lc-cache-write tier2 LIBRARY_ID TOPIC FILE\n\nWrites an entry to the cache (the body of tier2 from FILE),\n"),
+}
+USAGE_TAIL = ("else nothing: empty output is a miss. Always exits 0 (memhooks; the seed's cache contract).\n"
+              "Writes go through the same checks as every capture; `memhooks --help` has the rest.\n")
+
+
 def _safe(fn, label: str):
     def run(args: list[str]) -> int:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE[label] + USAGE_TAIL)
+            sys.stdout.flush()
+            return 0
         try:
             fn(args)
         except BaseException as exc:  # noqa: BLE001 - advisory commands: exit 0, say nothing
@@ -219,6 +242,12 @@ def _safe(fn, label: str):
     return run
 
 
+def _reader() -> str:
+    """Who runs a lookup command: the agent (its Bash tool gives it no terminal) or a person
+    at a terminal, whose own reads are not the agent's."""
+    return "user" if os.isatty(1) else "agent"
+
+
 def _emit(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
     if not data.endswith(b"\n"):
@@ -233,22 +262,17 @@ def _cmd_lookup(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
-    from memhooks.capture.reads import note
-    from memhooks.store.answers import project_answer
+    from memhooks.store.queries import find_tier1
+    from memhooks.store.reads import note
 
     db, project = store
-    # This project's own answer, from the answers file while it is current (no SQLite);
-    # anything else from the store.
-    library_id = project_answer(db, project, args[0])
-    if library_id is None:
-        from memhooks._lean import lean_sqlite3
+    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project),
+                  lambda conn: _pending_tier1(db, args[0]))
+    from memhooks.names import checked_library_id
 
-        lean_sqlite3()
-        from memhooks.recall.queries import find_tier1
-
-        hit = _answer(db, lambda conn: find_tier1(conn, args[0], project))
-        library_id = hit["library_id"] if hit else None
-    note(db, "tier1", "hit" if library_id else "miss", project)
+    # egress: an ID is printed only in its grammar (anything else is a miss)
+    library_id = checked_library_id(hit["library_id"]) if hit else None
+    note(db, "tier1", "hit" if library_id else "miss", project, origin=_reader())
     if library_id:
         _emit(library_id)
 
@@ -259,15 +283,40 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     store = _store()
     if store is None:
         return
-    from memhooks.capture.reads import note
-    from memhooks.recall.queries import find_tier2
+    from memhooks.store.queries import find_tier2
+    from memhooks.store.reads import note
 
     db, project = store
-    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]))
-    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "")
+    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]),
+                  lambda conn: _pending_tier2(db, conn, args[0], args[1]))
+    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
-        sys.stdout.buffer.write(hit[1].encode("utf-8", "surrogatepass"))
+        from memhooks.egress import defuse
+
+        # The seed's contract prints the body as it was written (no fence around it), through
+        # egress: control codes and ESC sequences removed, fence look-alike lines defused.
+        sys.stdout.buffer.write(defuse(hit[1]).encode("utf-8", "surrogatepass"))
         sys.stdout.flush()
+
+
+def _pending_tier1(db: str, name: str) -> dict | None:
+    from memhooks.recall import pending
+
+    lid = pending.tier1(db, name)
+    return {"library_id": lid} if lid else None
+
+
+def _pending_tier2(db: str, conn, library_id: str, topic: str):
+    """(None, body, hash) like find_tier2's answer, from a pending docs event."""
+    from memhooks.recall import pending
+
+    def forgotten(digest: str) -> bool:
+        from memhooks.store.forget import is_forgotten
+
+        return conn is not None and is_forgotten(conn, digest)
+
+    got = pending.tier2(db, library_id, topic, forgotten)
+    return (None, got[0], got[1]) if got else None
 
 
 def read_regular_file(path: str, limit: int) -> bytes | None:
@@ -307,8 +356,11 @@ def parse_write_args(args: list[str]) -> dict | None:
         return {"tier": "tier1", "name": args[1].strip(), "library_id": args[2].strip()}
     if tier == "tier2" and len(args) >= 4 and args[1].strip():
         from memhooks.config import max_write_bytes
+        from memhooks.store.admission import REDACT_MARGIN
 
-        body = read_regular_file(args[3], max_write_bytes() + 1)
+        # past the cap by admission's margin: a secret across the cap is read whole, so it
+        # is redacted before the cut
+        body = read_regular_file(args[3], max_write_bytes() + REDACT_MARGIN + 1)
         if body is None:
             return None
         if not body.strip():
@@ -323,17 +375,17 @@ def _cmd_write(args: list[str]) -> None:
     if record is None:
         return
     from memhooks.config import db_path, project_dir
+    from memhooks.gate import blocked
     from memhooks.store.connect import closing, connect
 
     project = project_dir()
     db = db_path()
+    if blocked(db, project):
+        return  # excluded or paused: nothing is written
     conn = _open_current(db, connect)  # a write creates the store (its journal, at least)
     if conn is not None:
         with closing(conn):
             write(conn, record, project)
-        from memhooks.store.answers import vouch
-
-        vouch(db)  # the lookups that follow answer without SQLite
         return
     journal_write(db, record, project)  # new or behind: the ingester applies it
     ingest_now()

@@ -12,9 +12,9 @@ import time
 
 from memhooks._jsonlite import loads_strings
 from memhooks.names import library_key, lookup_keys
-from memhooks.recall import queries
 from memhooks.recall.lc_cache import lookup
 from memhooks.recall.render import iso_utc
+from memhooks.store import queries
 
 
 def lookup_library(conn, name: str, project: str, *, alternatives: int = 8,

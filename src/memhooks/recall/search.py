@@ -33,10 +33,11 @@ import sqlite3
 import time
 
 from memhooks._jsonlite import loads_object
-from memhooks.recall import queries
 from memhooks.recall.render import citation, repo_of
-from memhooks.store.connect import transaction
-from memhooks.store.projections import storable_text, touch_documents
+from memhooks.store import queries
+from memhooks.store.projections import storable_text
+from memhooks.store.provenance import team_label
+from memhooks.store.reads import note_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
 RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
@@ -89,7 +90,7 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
     `matched`: unversioned library IDs (lower-case) picked by disambiguation."""
     base, _ = repo_of(doc.get("library_id"))
     meta = loads_object(doc.get("metadata"))
-    return {
+    out = {
         "id": doc["id"],
         "title": doc.get("title") or doc.get("source"),
         "source": doc.get("source"),
@@ -105,6 +106,10 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
         "bytes": doc.get("bytes"),
         "citation": citation(doc, bool(base and base.lower() in matched)),
     }
+    team = team_label(doc.get("provenance"))
+    if team:
+        out["provenance"] = team  # text from the team store says so, naming the member
+    return out
 
 
 def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> int:
@@ -112,8 +117,7 @@ def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> in
     Returns the epoch written."""
     stamp = int(time.time() if now is None else now)
     if ids:
-        with transaction(conn):
-            touch_documents(conn, ids, now=stamp, origin=origin)
+        note_documents(queries.main_file(conn), queries.content_hashes(conn, ids), None, stamp, origin)
     return stamp
 
 

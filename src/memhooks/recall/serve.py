@@ -8,8 +8,10 @@
   library ID (a versioned ID only by that version's docs; an unversioned ID by
   versioned docs only for the version the lockfile pins), fresh under the tier2
   TTL (pinned docs: `MEMHOOKS_SERVE_PINNED_TTL_S`). The library's documents are
-  ranked with FTS5 BM25, cut into snippets, and served only when a few snippets
-  together contain every content word of the new query.
+  ranked with FTS5 BM25, cut into snippets (a large one only around the query's words:
+  memhooks.recall.docwindows), and served only when a few snippets together contain
+  every content word of the new query. The whole decision stops at its budget
+  (memhooks.recall.budget) and then lets the call run.
 * `WebFetch`: the same normalised URL and the same prompt, within the TTL.
 * EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
 
@@ -20,12 +22,12 @@ call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
 """
 
 import os
-import sqlite3
 import sys
 import time
 
 from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
-from memhooks.recall import queries
+from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
+from memhooks.store import provenance, queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
@@ -51,15 +53,13 @@ def _canon(value):
 
 
 def _num(name: str, default: float) -> float:
-    try:
-        v = float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-    return v if v >= 0 else default
+    from memhooks.config import number  # the environment, else the settings file
+    return number(name, default)
 
 
 def _off(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
+    from memhooks.config import setting
+    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
 
 
 class Served:
@@ -98,9 +98,10 @@ def _s(value, limit: int = 2000) -> str:
     return value.strip() if isinstance(value, str) and len(value) <= limit else ""
 
 
-def _q(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return dumps_str(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+def _q(text, limit: int = 160) -> str:  # a value in the header: its checked one-line form, quoted
+    from memhooks.egress import one_line
+
+    return dumps_str(one_line(text, limit))
 
 
 def _served_head(what: str, when: str, asked: str) -> str:
@@ -108,12 +109,12 @@ def _served_head(what: str, when: str, asked: str) -> str:
             f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
 
 
-def _wrap(head: str, body: str, max_chars: int) -> str:
-    from memhooks.recall.render import REFERENCE_NOTE, fence
+def _wrap(head: str, body: str, max_chars: int) -> str:  # stored text: fenced, or in head via _q
+    from memhooks.egress import REFERENCE_NOTE, clean, fence
 
     if len(body) > max_chars:
         body = body[:max_chars].rstrip() + "\n[memhooks: cut here; repeat the call for the full text]"
-    return f"{head}\n{REFERENCE_NOTE}\n{fence(body)}"
+    return f"{clean(head)}\n{REFERENCE_NOTE}\n{fence(body)}"
 
 
 # ----------------------------------------------------------------------------- library IDs
@@ -148,7 +149,7 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 # ----------------------------------------------------------------------------- answers
 
 def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served | None:
-    from memhooks.recall.queries import find_tier1
+    from memhooks.store.queries import find_tier1
 
     name = _s(tool_input.get("libraryName"), 200)
     if not name:
@@ -175,9 +176,7 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
         lines.append(f"- Installed version (project lockfile): {hit['version']}{pin}")
     body = "Available Libraries:\n\n" + "\n".join(lines)
     at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
-    source = {"capture": "an earlier resolve-library-id", "write": "an lc-cache-write",
-              "warm-local": "the project's lockfile", "warm-api": "the Context7 API at session start",
-              "libraries": "an earlier resolve-library-id"}.get(hit.get("origin"), "an earlier lookup")
+    source = provenance.resolve_source(hit.get("origin"), hit.get("matched"))
     from memhooks.recall.render import when_utc
 
     head = _served_head(f"Context7 library ID for {_q(name, 80)}", when_utc(at), f"from {source}")
@@ -185,14 +184,12 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
 
 
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
-                max_chars: int) -> Served | None:
+                max_chars: int, budget) -> Served | None:
     from memhooks.recall import coverage as cv
+    from memhooks.toolargs import context7_docs_args
 
-    id_keys = (("context7CompatibleLibraryID", "libraryId") if tool == "get-library-docs" else
-               ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName"))
-    lid = next((v for v in (_s(tool_input.get(k), 300) for k in id_keys) if v), "")
-    query = _s(tool_input.get("query")) or _s(tool_input.get("topic"))
-    parsed = split_id(lid)
+    lid, query = context7_docs_args(tool, tool_input)  # argument aliases as the server reads them
+    parsed = split_id(lid) if len(lid) <= 300 and len(query) <= 2000 else None
     if not parsed or not query:
         return None
     base, ver = parsed
@@ -222,12 +219,10 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         ranked = queries.fts_rank_among(conn, match, ids, TOP_DOCS)
     if not ranked:
         return None
-    docs = queries.contents_by_id(conn, ranked)
-    if not cv.may_cover(q, [docs[d]["content"] or "" for d in ranked if d in docs]):
-        return None  # some word is nowhere in these docs: no need to cut them into snippets
-    pieces = [((d, i), text) for d in ranked if d in docs
-              for i, text in enumerate(cv.snippets(docs[d]["content"] or ""))]
-    chosen = cv.choose(q, pieces)
+    from memhooks.recall import docwindows  # small docs whole, large ones around the query's words
+
+    pieces = docwindows.pieces(conn, ranked, q, budget)
+    chosen = cv.choose(q, pieces, check=budget.check) if pieces else None
     if not chosen:
         return None
     used = list(dict.fromkeys(k[0] for k, _ in chosen))
@@ -239,8 +234,8 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
     head = _served_head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
-                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}")
-    live = max(docs[d]["bytes"] or 0 for d in used)
+                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}{provenance.team_note(conn, used)}")
+    live = max(docwindows.sizes(conn, used).values())
     return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
 
 
@@ -279,18 +274,21 @@ def _pages(conn, url: str, source_tool: str, tools: tuple, since: float) -> list
 
 
 def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
+    from memhooks.toolargs import webfetch_offset
     url, prompt = _s(tool_input.get("url")), _s(tool_input.get("prompt"), 20000)
-    if not url or not prompt:
+    offset = webfetch_offset(tool_input)  # a page read from another offset is another answer
+    if not url or not prompt or offset is None:
         return None
     since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
     want = " ".join(prompt.split())
     for r in _pages(conn, url, "webfetch", (), since):
         m = loads_object(r["metadata"])
-        if " ".join(str(m.get("prompt") or "").split()) != want:
+        if " ".join(str(m.get("prompt") or "").split()) != want or m.get("offset", -1) != offset:
             continue
         from memhooks.recall.render import when_utc
 
-        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), f"for the prompt {_q(prompt)}")
+        asked = f"for the prompt {_q(prompt)}{provenance.team_note(conn, [r['id']])}"
+        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), asked)
         page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
         return Served("webfetch", _wrap(head, r["content"] or "", max_chars), [r["id"]], None,
                       (r["bytes"] or 0) + max(0, page))
@@ -298,18 +296,17 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Serve
 
 
 def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
-    urls = tool_input.get("urls")
-    if urls is None and _s(tool_input.get("url")):
-        urls = [_s(tool_input.get("url"))]
-    if not isinstance(urls, list) or not urls or len(urls) > MAX_URLS:
+    """Per URL: each URL asked needs a page a fetch stored for exactly that URL, as asked."""
+    from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls
+
+    urls = exa_fetch_urls(tool_input)
+    if not urls or len(urls) > MAX_URLS:
         return None
     since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
     parts, ids, times, live = [], [], [], 0
     for url in urls:
-        url = _s(url)
-        if not url:
-            return None
-        rows = _pages(conn, url, "exa", EXA_FETCH, since)
+        rows = [r for r in _pages(conn, url, "exa", EXA_FETCH, since)
+                if loads_object(r["metadata"]).get("keyed_by") == EXA_KEYED_BY]
         if not rows:
             return None
         page = rows[0]
@@ -321,12 +318,19 @@ def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Serv
     from memhooks.recall.render import when_utc
 
     head = _served_head(f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}", when_utc(min(times)),
-                 f"for {_q(', '.join(_s(u) for u in urls), 300)}")
+                 f"for {_q(', '.join(urls), 300)}")
     return Served("exa-fetch", _wrap(head, "\n\n---\n\n".join(parts), max_chars), ids, None, live)
 
 
-def decide(conn, tool_name, tool_input, project: str, now: float | None = None) -> Served | None:
-    """The served answer for one tool call, or None (the call goes to the live tool)."""
+def decide(conn, tool_name, tool_input, project: str, now: float | None = None,
+           deadline: float | None = None) -> Served | None:
+    """The served answer for one tool call, or None (the call goes to the live tool). The whole
+    decision, SQL and Python, stops at `deadline` (time.monotonic(); by default the budget from
+    now): then None, and an answer found after it is dropped too."""
+    return within(conn, deadline, _decide, conn, tool_name, tool_input, project, now)
+
+
+def _decide(conn, tool_name, tool_input, project: str, now: float | None, budget) -> Served | None:
     now = time.time() if now is None else now
     kind = classify(tool_name)
     if kind is None or not isinstance(tool_input, dict):
@@ -335,7 +339,7 @@ def decide(conn, tool_name, tool_input, project: str, now: float | None = None) 
     if kind == "context7-resolve":
         return answer_resolve(conn, tool_input, project, now)
     if kind == "context7-docs":
-        return answer_docs(conn, tool_name.rsplit("__", 1)[-1], tool_input, project, now, max_chars)
+        return answer_docs(conn, tool_name.rsplit("__", 1)[-1], tool_input, project, now, max_chars, budget)
     if kind == "webfetch":
         return answer_webfetch(conn, tool_input, now, max_chars)
     return answer_exa_fetch(conn, tool_input, now, max_chars)
@@ -355,14 +359,6 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
     return sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _open(db: str, deadline: float) -> sqlite3.Connection:
-    conn = sqlite3.connect(db, timeout=max(0.0, min(1.0, deadline - time.monotonic())),
-                           isolation_level=None)
-    # Abort any statement past the budget: the hook must never outlast its timeout.
-    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
-    return conn
-
-
 def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | None:
     """The hook's stdout object for one PreToolUse payload, or None. Records what it serves."""
     from memhooks.config import project_dir
@@ -373,9 +369,12 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    from memhooks.gate import blocked
+    if blocked(db, project):
+        return None  # excluded or paused: serve nothing
     key = call_key(tool_name, tool_input, session)
-    deadline = time.monotonic() + _num("MEMHOOKS_SERVE_BUDGET_MS", 1500) / 1000
-    conn = _open(db, deadline)
+    deadline = budget_deadline()
+    conn = connect_guarded(db, deadline)
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             return None  # new or behind the migrations: nothing to serve (never migrated here)
@@ -389,14 +388,16 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
                 serve_log.record(conn, outcome="insisted", call_key=key, tool=kind,
                                  tool_name=tool_name, project=project, session_id=session, now=now)
             return None
-        served = decide(conn, tool_name, tool_input, project, now)
+        served = decide(conn, tool_name, tool_input, project, now, deadline)
         if served is None or time.monotonic() > deadline:
             return None  # over budget: let the call run rather than be late
+        install(conn, deadline)  # (decide took its handler off) the writes stop at the budget too
         from memhooks.store.connect import transaction
-        from memhooks.store.projections import touch_documents
+        from memhooks.store.queries import content_hashes
+        from memhooks.store.reads import note_documents
 
+        note_documents(db, content_hashes(conn, served.doc_ids), project, now)
         with transaction(conn):
-            touch_documents(conn, served.doc_ids, now)
             serve_log.record(conn, outcome="served", call_key=key, tool=served.kind,
                              tool_name=tool_name, project=project, session_id=session,
                              library_id=served.library_id, document_ids=served.doc_ids,

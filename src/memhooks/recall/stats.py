@@ -3,7 +3,7 @@
 `gather()` returns a dict with stable keys (documented in docs/stats-json.md and checked by
 the pydantic model in memhooks.recall.stats_model); memhooks.recall.stats_render shows it
 to people (rich tables, a terminal chart, an HTML page). The queries are in
-memhooks.recall.queries.
+memhooks.store.queries.
 
 With `project`, the project-scoped parts (documents, captures, top documents,
 tier1, counters, events) only count that project: captures and events by their
@@ -18,8 +18,8 @@ import os
 import time
 
 from memhooks.config import max_store_bytes
-from memhooks.recall import queries
 from memhooks.recall.render import iso_utc
+from memhooks.store import stats_queries
 from memhooks.store.serve_log import summary as serving
 from memhooks.store.vacuum import incremental_mode, store_files
 
@@ -40,10 +40,10 @@ def _daily(conn, project: str | None, now: float, days: int, served: dict) -> di
     start = calendar.timegm(time.strptime(names[0], "%Y-%m-%d"))
     series = {k: dict.fromkeys(names, 0) for k in ("captures", "agent_reads", "user_reads",
                                                    "calls_avoided")}
-    for r in queries.stats_daily_captures(conn, project, start):
+    for r in stats_queries.stats_daily_captures(conn, project, start):
         if r["day"] in series["captures"]:
             series["captures"][r["day"]] = r["count"]
-    for r in queries.stats_daily_reads(conn, project, names[0]):
+    for r in stats_queries.stats_daily_reads(conn, project, names[0]):
         key = "agent_reads" if r["origin"] == "agent" else "user_reads"
         if r["day"] in series[key]:
             series[key][r["day"]] = r["reads"] or 0
@@ -71,9 +71,9 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
     now = time.time() if now is None else now
     p = project
     by_tool = [{"source_tool": r["source_tool"], "type": r["type"], "count": r["count"],
-                "bytes": r["bytes"]} for r in queries.stats_documents_by_tool(conn, p)]
+                "bytes": r["bytes"]} for r in stats_queries.stats_documents_by_tool(conn, p)]
 
-    cap = queries.stats_captures(conn, p)
+    cap = stats_queries.stats_captures(conn, p)
     captures = {
         "count": cap["count"],
         "unique_documents": cap["unique_documents"],
@@ -92,13 +92,13 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
             "source": r["source"], "access_count": r["access_count"], "agent_reads": r["agent_reads"],
             "user_reads": r["user_reads"], "last_accessed_epoch": r["last_accessed_epoch"],
             "last_accessed": iso_utc(r["last_accessed_epoch"])}
-           for r in queries.stats_most_read(conn, p, TOP_DOCUMENTS)]
-    accesses = queries.stats_accesses(conn, p)
+           for r in stats_queries.stats_most_read(conn, p, TOP_DOCUMENTS)]
+    accesses = stats_queries.stats_accesses(conn, p)
     reads = {o: {"reads": 0, "documents_read": 0} for o in ("agent", "user")}
-    for r in queries.stats_reads_by_origin(conn, p):
+    for r in stats_queries.stats_reads_by_origin(conn, p):
         reads[r["origin"]] = {"reads": r["reads"] or 0, "documents_read": r["documents"] or 0}
 
-    counters = {(r["tier"], r["outcome"]): r["count"] or 0 for r in queries.stats_counters(conn, p)}
+    counters = {(r["tier"], r["outcome"]): r["count"] or 0 for r in stats_queries.stats_counters(conn, p)}
 
     def tier(name, row, negative: bool) -> dict:
         hits, misses = counters.get((name, "hit"), 0), counters.get((name, "miss"), 0)
@@ -108,12 +108,12 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
                 "hits": hits, "misses": misses, "hit_rate": _rate(hits, misses)}
 
     by_state = dict.fromkeys(EVENT_STATES, 0)
-    for r in queries.stats_events_by_state(conn, p):
+    for r in stats_queries.stats_events_by_state(conn, p):
         by_state[r["state"]] = r["count"]
 
     def reasons(state: str, limit: int) -> list[dict]:
         return [{"reason": r["reason"] or "(none)", "count": r["count"]}
-                for r in queries.stats_event_reasons(conn, p, state, limit)]
+                for r in stats_queries.stats_event_reasons(conn, p, state, limit)]
 
     served = serving(conn, p)
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
@@ -131,8 +131,8 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "captures": captures,
         "access": {"total": accesses["total"], "documents_accessed": accesses["documents"],
                    "top": top, "agent": reads["agent"], "user": reads["user"]},
-        "tier1": tier("tier1", queries.stats_tier1(conn, p, now), True),
-        "tier2": tier("tier2", queries.stats_tier2(conn, now), False),
+        "tier1": tier("tier1", stats_queries.stats_tier1(conn, p, now), True),
+        "tier2": tier("tier2", stats_queries.stats_tier2(conn, now), False),
         "events": {"total": sum(by_state.values()), "by_state": by_state,
                    "skip_reasons": reasons("skipped", 50), "failure_reasons": reasons("failed", 20)},
         "serving": served,

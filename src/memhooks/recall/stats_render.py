@@ -6,6 +6,10 @@ Nothing here reads the store.
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 def _bytes(n) -> str:
@@ -58,9 +62,15 @@ def is_empty(data: dict) -> bool:
 def render(data: dict, console=None) -> None:
     """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
     on an empty store, a 30-day chart, then the tables."""
-    # lazy: heavy optional dependency (rich)
-    from rich.console import Console
-    from rich.table import Table
+    # lazy: rich (a heavy import) for people's output only, not for --json or the no-store note
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
+
+    from memhooks.egress import one_line  # noqa: PLC0415
+
+    def cell(value, n: int = 120) -> Text:  # a stored value: one safe line, never rich markup
+        return Text(one_line(value, n))
 
     console = console or Console()
     scope = f"project {data['project']}" if data["project"] else "all projects"
@@ -89,11 +99,13 @@ def render(data: dict, console=None) -> None:
 
     docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({_bytes(d['bytes'])})",
                  title_justify="left")
-    for col, just in (("source tool", "left"), ("type", "left"), ("documents", "right"),
-                      ("bytes", "right")):
+    doc_cols: tuple[tuple[str, JustifyMethod], ...] = (
+        ("source tool", "left"), ("type", "left"), ("documents", "right"), ("bytes", "right"))
+    for col, just in doc_cols:
         docs.add_column(col, justify=just)
     for r in d["by_source_tool"]:
-        docs.add_row(r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"]))
+        docs.add_row(cell(r["source_tool"], 40), cell(r["type"] or "", 40), f"{r['count']:,}",
+                     _bytes(r["bytes"]))
     console.print(docs)
 
     cap = Table(title="Captures and dedup", title_justify="left", show_header=False)
@@ -114,12 +126,13 @@ def render(data: dict, console=None) -> None:
         top = Table(title=f"Most read by the agent ({plural(agent.get('reads', 0), 'read')} of "
                           f"{plural(agent.get('documents_read', 0), 'document')}{own})",
                     title_justify="left")
-        for col, just in (("id", "right"), ("title", "left"), ("tool", "left"), ("reads", "right"),
-                          ("last read", "left")):
+        top_cols: tuple[tuple[str, JustifyMethod], ...] = (
+            ("id", "right"), ("title", "left"), ("tool", "left"), ("reads", "right"), ("last read", "left"))
+        for col, just in top_cols:
             top.add_column(col, justify=just, overflow="ellipsis",
                            max_width=40 if col == "title" else None)
         for r in a["top"]:
-            top.add_row(str(r["id"]), " ".join(str(r["title"] or "").split())[:120], r["source_tool"],
+            top.add_row(str(r["id"]), cell(r["title"] or ""), cell(r["source_tool"], 40),
                         f"{r['agent_reads']:,}", (r["last_accessed"] or "-")[:16].replace("T", " "))
         console.print(top)
     else:
@@ -146,7 +159,7 @@ def render(data: dict, console=None) -> None:
             served.add_column(col, justify="left" if col == "by" else "right")
         for key, rows in (("tool", sv["by_tool"]), ("library_id", sv["by_library"]), ("day", sv["by_day"])):
             for r in rows:
-                served.add_row(f"{key.split('_')[0]} {r[key]}", f"{r['calls_avoided']:,}",
+                served.add_row(cell(f"{key.split('_')[0]} {r[key]}", 200), f"{r['calls_avoided']:,}",
                                _bytes(r["bytes_served"]), f"{r['tokens_saved_est']:,}")
         console.print(served)
 
@@ -175,7 +188,7 @@ def render(data: dict, console=None) -> None:
             reasons.add_column("reason", overflow="fold")
             reasons.add_column("events", justify="right")
             for r in e[key]:
-                reasons.add_row(r["reason"], f"{r['count']:,}")
+                reasons.add_row(cell(r["reason"], 300), f"{r['count']:,}")
             console.print(reasons)
 
 

@@ -17,17 +17,18 @@ import sys
 import time
 from contextlib import closing
 from dataclasses import asdict, dataclass
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from memhooks import config
 from memhooks.bootstrap import default_state_dir, read_marker
-from memhooks.capture.journal import SPOOL_DIR, spool_dir
 from memhooks.deps import MODULES as DEPS
 from memhooks.files import fallback_dirs
-from memhooks.recall.queries import integrity, journal_counts
 from memhooks.setup.install import command_paths, installed_entries
 from memhooks.store import health
 from memhooks.store.connect import connect
+from memhooks.store.journal import SPOOL_DIR, spool_dir
+from memhooks.store.queries import integrity, journal_counts
+from memhooks.store.reader import connect_reader
 from memhooks.team.settings import configured
 from memhooks.team.status import doctor_check
 
@@ -56,7 +57,7 @@ def check_store(db: str | None = None) -> list[Check]:
         out += _check_journal(db)
         return out + [_check_healing(db)]
     try:
-        conn = sqlite3.connect(f"file:{quote(db)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(db, timeout=5)
     except sqlite3.Error as exc:
         return [Check("store", "fail", f"cannot open {db}: {exc}"),
                 Check("permissions", "skip", "store unusable"), *_check_journal(db),
@@ -105,7 +106,7 @@ def _keeps_free_pages(db: str) -> bool:
         if not os.path.exists(path):
             continue
         try:
-            with closing(sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5)) as c:
+            with closing(connect_reader(path, timeout=5)) as c:
                 if c.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
                     return True
         except sqlite3.Error:
@@ -119,7 +120,7 @@ def _check_journal(db: str) -> list[Check]:
         return [Check("journal", "warn", f"no journal yet at {jpath} (the first hook creates it)"),
                 Check("events", "skip", "no journal")]
     try:
-        conn = sqlite3.connect(f"file:{quote(jpath)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(jpath, timeout=5)
     except sqlite3.Error as exc:
         return [Check("journal", "fail", f"cannot open {jpath}: {exc}"),
                 Check("events", "skip", "journal unusable")]
@@ -376,8 +377,7 @@ def _safe_url(url: str) -> str:
 def check_context7() -> Check:
     if config.offline():
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
-    # lazy: pulls pydantic and httpx, for the network check only
-    from memhooks.warm.context7_api import probe
+    from memhooks.warm.context7_api import probe  # noqa: PLC0415 - lazy: pydantic and httpx, for this network check only
 
     shown = _safe_url(config.context7_api_url())
     auth = " (with CONTEXT7_API_KEY)" if os.environ.get("CONTEXT7_API_KEY", "").strip() else ""
@@ -434,6 +434,6 @@ def check_team() -> Check:
     try:
         with closing(connect(config.db_path())) as conn:
             status, detail = doctor_check(conn, network=not config.offline())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - network, auth, driver errors alike: doctor reports, never raises
         return Check("team", "warn", f"cannot check the team store: {type(exc).__name__}")
     return Check("team", status, detail)

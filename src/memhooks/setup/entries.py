@@ -123,11 +123,11 @@ def mcp_tool_rules(server: str = SERVER_NAME) -> list[str]:
     return [f"mcp__{server}__{tool}" for tool in MCP_READ_TOOLS]
 
 
-def lookup_paths(entries: Entries) -> list[str]:
+def lookup_paths(entries: Entries) -> list[tuple[str, str]]:
     """The lc-cache-lookup* commands by absolute path: the bin/ shims of a checkout (run as
     `bash "…"`), and the console scripts beside the python."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(entries.entry)))
-    out = []
+    out: list[tuple[str, str]] = []
     for name in LOOKUP_COMMANDS:
         shim = os.path.join(root, "bin", name)
         if os.path.isfile(shim):

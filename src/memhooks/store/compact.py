@@ -524,6 +524,56 @@ def drop_bodies(conn, content_hashes) -> int:
     return gone
 
 
+def carriers(conn, needles, content_hashes) -> tuple[set, set]:
+    """For `memhooks forget`: (blob ids, event ids) that carry one of `needles` (strings as
+    JSON writes them: a URL, the start of a text) or come from one of `content_hashes`: the
+    blobs whose text holds one or that gave such a document, and every event (a reference
+    payload in `events`, a packed one) that holds a needle or refers to one of those blobs.
+    Reads every blob and pack: a forget is rare and must leave no copy."""
+    needles = [n for n in needles if n]
+    hashes = list(content_hashes)
+    blobs: set = set()
+    for i in range(0, len(hashes), 500):
+        part = hashes[i:i + 500]
+        blobs |= {r[0] for r in conn.execute(
+            f"SELECT blob FROM blob_docs WHERE content_hash IN ({','.join('?' * len(part))})", part)}  # noqa: S608
+    if needles:
+        for blob, data in conn.execute("SELECT id, data FROM blobs"):
+            text = zlib.decompress(data).decode("utf-8", "surrogatepass")
+            forms = (json.dumps(text, ensure_ascii=False), json.dumps(text))
+            if any(n in f for n in needles for f in forms):
+                blobs.add(blob)
+    shas = set()
+    for blob in blobs:
+        row = conn.execute("SELECT sha256 FROM blobs WHERE id = ?", (blob,)).fetchone()
+        if row:
+            shas.add(row[0])
+
+    def carries(kind: int, payload) -> bool:
+        if kind == _RAW:
+            return isinstance(payload, str) and any(n in payload for n in needles)
+        digests: set = set()
+        _refs(payload, digests)
+        if digests & shas:
+            return True
+        forms = (json.dumps(payload, ensure_ascii=False), json.dumps(payload))
+        return any(n in f for n in needles for f in forms)
+
+    events: set = set()
+    for event_id, payload in conn.execute("SELECT id, payload FROM events WHERE typeof(payload) = 'blob'"):
+        try:
+            ref = decode_ref(payload)
+        except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
+            continue
+        if carries(_REF, ref):
+            events.add(event_id)
+    for (data,) in conn.execute("SELECT data FROM event_packs"):
+        for values, kind in pack_lines(data):
+            if carries(kind, values[_PAYLOAD]):
+                events.add(values[0])
+    return blobs, events
+
+
 def orphan_blobs(conn, older_than: float | None = None) -> list[tuple[int, int]]:
     """(id, compressed bytes) of the blobs that gave no document still stored (the bodies
     of events that yielded none), oldest first."""

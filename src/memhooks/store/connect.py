@@ -34,6 +34,8 @@ from memhooks.store.sqlite_file import transaction as transaction  # and write w
 def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True) -> sqlite3.Connection:
     """Open (and create) the store with its journal attached. Autocommit mode: use
     `transaction()` to write. A damaged file is moved aside and replaced, once."""
+    # lazy (hot-path module, here and below): config loads when a store is opened, health
+    # only to heal a damaged file, the migration runner (sqlite-utils) only to migrate.
     if path is None:
         from memhooks.config import db_path
 
@@ -53,9 +55,10 @@ def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True)
 
 
 def _identity(path: str) -> tuple:
+    # lazy: see connect()
     from memhooks.config import journal_path
 
-    out = []
+    out: list[tuple[int, int] | None] = []
     for p in (path, journal_path(path)):
         try:
             st = os.stat(p)
@@ -66,6 +69,7 @@ def _identity(path: str) -> tuple:
 
 
 def _connect(path: str, migrate: bool) -> sqlite3.Connection:
+    # lazy: see connect()
     from memhooks.config import journal_path
 
     conn = open_file(path)
@@ -94,6 +98,7 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
 def connect_journal(db: str | None = None) -> sqlite3.Connection:
     """The journal alone (the capture hook's one insert). A damaged journal is moved
     aside and capture goes on in a fresh one."""
+    # lazy: see connect()
     from memhooks.config import db_path, journal_path
 
     path = journal_path(db or db_path())
@@ -119,6 +124,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     sqlite-utils). The names applied."""
     if is_current(conn):
         return []
+    # lazy: sqlite-utils, only when the store is behind (never on the hot paths)
     from memhooks.store.migrate import migrate
 
     return migrate(conn)

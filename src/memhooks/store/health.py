@@ -2,7 +2,8 @@
 
 SQLite says a file is damaged with SQLITE_CORRUPT ("database disk image is
 malformed": corrupted pages, a truncated file) or SQLITE_NOTADB ("file is not a
-database": a garbage header). Then:
+database": a garbage header); memhooks says so too when a directory (or a fifo, a
+socket) stands where a file should (memhooks.store.sqlite_file.NotRegularFile). Then:
 
 * the projections file (`memhooks.db`) is moved aside as
   `memhooks.db.corrupt-<UTC time>` (with its -wal/-shm) and a fresh one is
@@ -40,18 +41,24 @@ def is_corruption(exc) -> bool:
 
 def quick_check(path: str) -> str | None:
     """None when `path` (missing or empty counts as fine) passes PRAGMA quick_check,
-    else what is wrong. Read-only; never raises."""
+    else what is wrong (a directory or another non-file in its place, too). Read-only;
+    never raises."""
     import sqlite3
 
+    from memhooks.store.sqlite_file import not_regular
+
+    kind = not_regular(path)
+    if kind is not None:
+        return f"{kind} in place of the file"
     try:
         if not os.path.exists(path) or os.path.getsize(path) == 0:
             return None
     except OSError:
         return None
     try:
-        from urllib.parse import quote
+        from memhooks.store.reader import connect_reader
 
-        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5)
+        conn = connect_reader(path, timeout=5)
     except sqlite3.Error as exc:
         return None if not is_corruption(exc) else str(exc)
     try:
@@ -204,7 +211,7 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
-        from memhooks.capture.journal import mark_restart
+        from memhooks.store.journal import mark_restart
         from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
         with closing(open_file(jpath)) as conn:
@@ -217,9 +224,9 @@ def _restart_ids(jpath: str) -> int | None:
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
-    from memhooks.capture.journal import requeue_derived
     from memhooks.config import journal_path
     from memhooks.store.compact import requeue_packs
+    from memhooks.store.journal import requeue_derived
     from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
     with closing(open_file(journal_path(db))) as conn:
@@ -276,8 +283,8 @@ def salvage_journals(db: str, budget_s: float = 5.0) -> int:
             if i.get("kind") == "journal" and i.get("moved_to") and i.get("moved_to") not in done]
     total = 0
     for moved in todo:
-        if not os.path.exists(moved):
-            continue
+        if not os.path.isfile(moved):
+            continue  # gone, or a directory that stood where the journal should be
         rows, readable = _salvage_one(db, moved, time.monotonic() + budget_s)
         total += rows
         record(db, kind="salvage", of=moved, rows=rows, complete=readable)
@@ -304,13 +311,13 @@ def _readable_ids(src) -> list[int] | None:
 
 def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
     import sqlite3
-    from urllib.parse import quote
 
     from memhooks.config import journal_path
+    from memhooks.store.reader import connect_reader
     from memhooks.store.sqlite_file import ensure_journal_schema, open_file
 
     try:
-        src = sqlite3.connect(f"file:{quote(moved)}?mode=ro", uri=True, timeout=5)
+        src = connect_reader(moved, timeout=5)
     except sqlite3.Error:
         return 0, False
     dst = open_file(journal_path(db))

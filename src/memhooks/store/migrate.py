@@ -28,7 +28,7 @@ def user_version(conn: sqlite3.Connection) -> int:
 
 
 def ensure_migrations_table(db: sqlite_utils.Database) -> None:
-    db[MIGRATIONS_TABLE].create({"name": str, "applied_at": float}, pk="name",
+    db.table(MIGRATIONS_TABLE).create({"name": str, "applied_at": float}, pk="name",
                                 not_null={"applied_at"}, if_not_exists=True)
 
 
@@ -43,14 +43,14 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         if version >= SCHEMA_VERSION:
             return applied
         ensure_migrations_table(db)
-        done = {row["name"] for row in db[MIGRATIONS_TABLE].rows}
+        done = {row["name"] for row in db.table(MIGRATIONS_TABLE).rows}
         # The versions already counted are never looked at again (a store from before the
         # names were recorded has them counted only).
         for fn in MIGRATIONS[version:]:
             if fn.__name__ in done:
                 continue
             fn(db)
-            db[MIGRATIONS_TABLE].insert({"name": fn.__name__, "applied_at": time.time()})
+            db.table(MIGRATIONS_TABLE).insert({"name": fn.__name__, "applied_at": time.time()})
             applied.append(fn.__name__)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return applied

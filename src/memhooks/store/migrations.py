@@ -17,25 +17,10 @@ migration = MIGRATIONS.append
 
 @migration
 def m001_events(db):
-    # Moved to the journal's own file by m006_journal_apart.
-    db.execute("""CREATE TABLE events (
-        id INTEGER PRIMARY KEY,
-        received_at REAL NOT NULL,
-        hook_event_name TEXT,
-        session_id TEXT,
-        tool_name TEXT,
-        tool_use_id TEXT,
-        cwd TEXT,
-        project TEXT,
-        payload TEXT NOT NULL,
-        bytes INTEGER NOT NULL DEFAULT 0,
-        state TEXT NOT NULL DEFAULT 'pending'
-            CHECK (state IN ('pending', 'done', 'failed', 'skipped')),
-        error TEXT,
-        processed_at REAL
-    )""")
-    db.execute("CREATE INDEX events_pending ON events(id) WHERE state = 'pending'")
-    db["events"].create_index(["state"], index_name="events_state")
+    """Created `events` in this file until m006_journal_apart moved the journal to a file of
+    its own; stores from then on have been migrated past it. The journal's schema has one
+    definition, in memhooks.store.journal_migrations (j001_events): a new store has no
+    `main.events`, which is the state m006 leaves."""
 
 
 @migration
@@ -266,6 +251,58 @@ def m008_team_sync(db):
         pk="content_hash", not_null={"forgotten_at", "team_done"},
         defaults={"team_done": 0}, if_not_exists=True,
     )
+
+
+@migration
+def m009_provenance(db):
+    """Where each row came in (memhooks.store.admission): `capture`, `import`, `manual`
+    (lc-cache-write), `added`, `warm` (Context7 API answers) or `team:<member>`. Rows
+    written before are labelled from what they already say about their origin; a team row
+    of before names no member (`team:unknown`)."""
+    for table in ("documents", "libraries", "tier1", "tier2"):
+        if "provenance" not in db[table].columns_dict:
+            db[table].add_column("provenance", str)
+    db.execute("UPDATE documents SET provenance = CASE tool WHEN 'lc-cache-write' THEN 'manual'"
+               " WHEN 'team-pull' THEN 'team:unknown' WHEN 'team-search' THEN 'team:unknown'"
+               " ELSE 'capture' END WHERE provenance IS NULL")
+    db.execute("UPDATE libraries SET provenance = CASE origin WHEN 'capture' THEN 'capture'"
+               " WHEN 'api' THEN 'warm' WHEN 'team' THEN 'team:unknown' ELSE 'import' END"
+               " WHERE provenance IS NULL")
+    db.execute("UPDATE tier1 SET provenance = CASE origin WHEN 'capture' THEN 'capture'"
+               " WHEN 'write' THEN 'manual' ELSE 'warm' END WHERE provenance IS NULL")
+    db.execute("UPDATE tier2 SET provenance = CASE origin WHEN 'capture' THEN 'capture'"
+               " WHEN 'write' THEN 'manual' WHEN 'team' THEN 'team:unknown' ELSE 'import' END"
+               " WHERE provenance IS NULL")
+
+
+@migration
+def m010_sources(db):
+    """Sources the user added (`memhooks add`/`refresh`): one row per fetched URL, with its
+    HTTP validators (ETag, Last-Modified) for conditional revalidation, the document it is
+    stored as (NULL once that document is forgotten or gone) and how its last check went.
+    `root` is the URL given to `memhooks add` (an llms.txt, or the page itself)."""
+    db.execute("""CREATE TABLE IF NOT EXISTS sources (
+        url TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        site TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('index', 'page')),
+        title TEXT,
+        library_id TEXT,
+        version TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        content_hash TEXT,
+        document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        wire_bytes INTEGER NOT NULL DEFAULT 0,
+        added_at REAL NOT NULL,
+        fetched_at REAL,
+        checked_at REAL,
+        status TEXT NOT NULL,
+        error TEXT
+    )""")
+    db["sources"].create_index(["root"], index_name="sources_root", if_not_exists=True)
+    db["sources"].create_index(["document_id"], index_name="sources_document", if_not_exists=True)
 
 
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store

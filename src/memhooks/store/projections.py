@@ -1,90 +1,62 @@
 """Writes to the projection tables (standard library only: lc-cache-write uses it too).
 
-Every write goes through SQL parameters. Text is redacted here, the one choke
-point before anything reaches a projection. Callers own the transaction.
+These functions are the only writers of documents, libraries, tier1 and tier2, and each
+passes its row through memhooks.store.admission first (grammar, redaction of every text
+column, the error classifier, the size cap, clamped timestamps, the recomputed hash and the
+row's provenance): a refused row raises admission.Refused before any SQL runs. Every
+write goes through SQL parameters. Callers own the transaction.
 """
 
 import time
 
 from memhooks.names import library_key, loose_key, normalize, topic_key
-from memhooks.redact import redact_text
+from memhooks.store.admission import (  # noqa: F401 - the text helpers' old home
+    TRUNCATION_NOTE,
+    Refused,
+    admit_document,
+    admit_library,
+    admit_tier1,
+    admit_tier2,
+    cap_text,
+    content_hash,
+    normalise_for_hash,
+    storable_text,
+)
 from memhooks.timefmt import iso
-
-TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
-
-
-def storable_text(text: str) -> str:
-    """Text SQLite can store and search: NULs become spaces, lone surrogates (JSON
-    escapes like \\ud800 decode to them) become U+FFFD."""
-    if "\x00" in text:
-        text = text.replace("\x00", " ")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
-def normalise_for_hash(text: str) -> str:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip("\n")
-
-
-def content_hash(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= max_bytes:
-        return text, False
-    kept = data[:max_bytes].decode("utf-8", "ignore")
-    note = TRUNCATION_NOTE.format(orig=len(data), kept=len(kept.encode("utf-8")))
-    return kept + note, True
 
 
 def upsert_document(conn, *, project: str, source: str, source_tool: str, content: str,
-                    title: str | None = None, type: str | None = None, url: str | None = None,
-                    library_id: str | None = None, topic: str | None = None,
-                    version: str | None = None, metadata: dict | str | None = None,
-                    session_id: str | None = None, tool: str | None = None,
-                    max_bytes: int | None = None, now: float | None = None) -> tuple[int, bool]:
+                    provenance: str, title: str | None = None, type: str | None = None,
+                    url: str | None = None, library_id: str | None = None,
+                    topic: str | None = None, version: str | None = None,
+                    metadata: dict | str | None = None, session_id: str | None = None,
+                    tool: str | None = None, max_bytes: int | None = None,
+                    now: float | None = None, claimed_hash: str | None = None) -> tuple[int, bool]:
     """Insert a document unless its content_hash exists. Returns (id, created); the id is
-    None for a text the user forgot (`memhooks forget`)."""
-    if max_bytes is None:
-        from memhooks.config import max_doc_bytes
-
-        max_bytes = max_doc_bytes()
-    now = time.time() if now is None else now
-    content, truncated = cap_text(redact_text(storable_text(content)), max_bytes)
-    # every text column passes redaction: a URL, a title or a query can carry a secret too
-    title = redact_text(storable_text(title)) if title else title
-    source = redact_text(storable_text(source or ""))
-    url = redact_text(storable_text(url)) if url else url
-    topic = redact_text(storable_text(topic)) if topic else topic
-    library_id = redact_text(storable_text(library_id)) if library_id else library_id
-    digest = content_hash(content)
-    row = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
-    if row:
-        return row[0], False
+    None for a text the user forgot (`memhooks forget`). `claimed_hash`, when a door sends
+    one, must be the content_hash of `content` as sent. Raises admission.Refused."""
+    row = admit_document(
+        project=project, source=source, source_tool=source_tool, content=content, title=title,
+        type=type, url=url, library_id=library_id, topic=topic, version=version,
+        metadata=metadata, session_id=session_id, tool=tool, max_bytes=max_bytes, now=now,
+        provenance=provenance, claimed_hash=claimed_hash)
+    digest = row["content_hash"]
+    found = conn.execute("SELECT id FROM documents WHERE content_hash = ?", (digest,)).fetchone()
+    if found:
+        return found[0], False
     if conn.execute("SELECT 1 FROM forgotten WHERE content_hash = ?", (digest,)).fetchone():
         return None, False  # the user forgot this text: never stored again
-    if metadata is not None and not isinstance(metadata, str):
-        import json
-
-        metadata = storable_text(json.dumps(metadata, ensure_ascii=False, sort_keys=True))
+    at = row["now"]
     cur = conn.execute(
         "INSERT INTO documents (project, source, source_tool, title, content, content_hash, type,"
         " metadata, memory_session_id, access_count, created_at, created_at_epoch, url,"
-        " library_id, topic, version, bytes, tool, truncated)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " library_id, topic, version, bytes, tool, truncated, provenance)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            project or "", source, source_tool, title,
-            content, digest, type or "library-docs", redact_text(metadata) if metadata else None,
-            session_id, iso(now), int(now), url, library_id, topic,
-            version, len(content.encode("utf-8", "surrogatepass")), tool, 1 if truncated else 0,
+            row["project"], row["source"], row["source_tool"], row["title"], row["content"],
+            digest, row["type"], row["metadata"], row["session_id"], iso(at), int(at),
+            row["url"], row["library_id"], row["topic"], row["version"], row["bytes"],
+            row["tool"], row["truncated"], row["provenance"],
         ),
     )
     return cur.lastrowid, True
@@ -100,29 +72,25 @@ def add_capture(conn, *, event_id: int, document_id: int, project: str | None,
     return cur.rowcount > 0
 
 
-def upsert_library(conn, *, library_id: str, title: str | None, origin: str,
+def upsert_library(conn, *, library_id: str, title: str | None, origin: str, provenance: str,
                    description: str | None = None, code_snippets: int | None = None,
                    reputation: str | None = None, trust_score: float | None = None,
                    benchmark_score: float | None = None, versions: list | None = None,
                    source: str | None = None, now: float | None = None) -> None:
+    """Insert or refresh a library. Raises admission.Refused."""
     import json
 
-    from memhooks.names import checked_library_id
-
-    now = time.time() if now is None else now
-    lid = checked_library_id(library_id)
-    if lid is None:
-        return  # not the Context7 ID shape (`/owner/repo[/version]`): never stored
-    from memhooks.recall.render import one_line
-
-    # outside short text: one safe capped line (no control characters, no fence markers)
-    title = (one_line(title, 200) or None) if title else None
-    description = (one_line(description, 1000) or None) if description else None
+    row = admit_library(library_id=library_id, title=title, origin=origin, description=description,
+                        code_snippets=code_snippets, reputation=reputation,
+                        trust_score=trust_score, benchmark_score=benchmark_score,
+                        versions=versions, source=source, now=now, provenance=provenance)
+    lid, title = row["library_id"], row["title"]
     tail = lid.rstrip("/").rsplit("/", 1)[-1].lower()
     conn.execute(
         "INSERT INTO libraries (library_id, id_key, tail_key, title, title_key, description,"
-        " code_snippets, reputation, trust_score, benchmark_score, versions, source, origin, last_seen)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " code_snippets, reputation, trust_score, benchmark_score, versions, source, origin,"
+        " last_seen, provenance)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (library_id) DO UPDATE SET title = excluded.title,"
         " title_key = excluded.title_key, description = coalesce(excluded.description, description),"
         " code_snippets = coalesce(excluded.code_snippets, code_snippets),"
@@ -130,11 +98,13 @@ def upsert_library(conn, *, library_id: str, title: str | None, origin: str,
         " trust_score = coalesce(excluded.trust_score, trust_score),"
         " benchmark_score = coalesce(excluded.benchmark_score, benchmark_score),"
         " versions = CASE WHEN excluded.versions = '[]' THEN versions ELSE excluded.versions END,"
-        " source = coalesce(excluded.source, source), last_seen = excluded.last_seen",
+        " source = coalesce(excluded.source, source), last_seen = excluded.last_seen,"
+        " provenance = excluded.provenance",
         (
-            lid, library_key(lid), tail, title, (title or "").strip().lower() or None, description,
-            code_snippets, reputation, trust_score, benchmark_score,
-            json.dumps(list(versions or [])), source, origin, now,
+            lid, library_key(lid), tail, title, (title or "").strip().lower() or None,
+            row["description"], row["code_snippets"], row["reputation"], row["trust_score"],
+            row["benchmark_score"], json.dumps(row["versions"]), row["source"], row["origin"],
+            row["now"], row["provenance"],
         ),
     )
 
@@ -143,31 +113,27 @@ PROTECTED_ORIGINS = ("capture", "write")
 
 
 def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origin: str,
-                 ttl_s: float, ecosystem: str | None = None, version: str | None = None,
-                 versioned_id: str | None = None, matched: str | None = None,
-                 now: float | None = None) -> bool:
+                 ttl_s: float, provenance: str, ecosystem: str | None = None,
+                 version: str | None = None, versioned_id: str | None = None,
+                 matched: str | None = None, now: float | None = None) -> bool:
     """Write a tier1 entry. A warm (origin warm-*) never replaces a fresh entry that
-    came from a capture or an explicit write. Returns whether a row was written."""
-    now = time.time() if now is None else now
+    came from a capture or an explicit write. Returns whether a row was written (False:
+    a fresher local entry was kept). Raises admission.Refused."""
+    row = admit_tier1(project=project, name=name, library_id=library_id, origin=origin,
+                      ttl_s=ttl_s, ecosystem=ecosystem, version=version,
+                      versioned_id=versioned_id, matched=matched, now=now, provenance=provenance)
+    name, ecosystem, now = row["name"], row["ecosystem"], row["now"]
     key = normalize(name, ecosystem)
     if not key:
-        return False
-    if library_id is not None:
-        from memhooks.names import checked_library_id, valid_library_id
-
-        library_id = checked_library_id(library_id)
-        if library_id is None:
-            return False  # not the Context7 ID shape: never stored
-        if versioned_id and not valid_library_id(versioned_id):
-            versioned_id = None
+        raise Refused("empty name")
     guard = ""
     if origin.startswith("warm"):
         guard = (" WHERE tier1.origin NOT IN ('capture', 'write') OR tier1.expires_at <= excluded.resolved_at"
                  " OR (tier1.library_id IS NULL AND excluded.library_id IS NOT NULL)")
     cur = conn.execute(
         "INSERT INTO tier1 (project, name_key, loose_key, name, ecosystem, library_id, version,"
-        " versioned_id, matched, origin, resolved_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " versioned_id, matched, origin, resolved_at, expires_at, provenance)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (project, name_key) DO UPDATE SET name = excluded.name,"
         " ecosystem = coalesce(excluded.ecosystem, tier1.ecosystem), library_id = excluded.library_id,"
         " version = coalesce(excluded.version, tier1.version),"
@@ -175,25 +141,29 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
         " THEN coalesce(nullif(excluded.versioned_id, ''), tier1.versioned_id)"
         " ELSE nullif(excluded.versioned_id, '') END,"
         " matched = excluded.matched, origin = excluded.origin, resolved_at = excluded.resolved_at,"
-        " expires_at = excluded.expires_at" + guard,
-        (project or "", key, loose_key(name), name, ecosystem, library_id, version, versioned_id,
-         matched, origin, now, now + ttl_s),
+        " expires_at = excluded.expires_at, provenance = excluded.provenance" + guard,
+        (row["project"], key, loose_key(name), name, ecosystem, row["library_id"], row["version"],
+         row["versioned_id"], row["matched"], row["origin"], now, now + row["ttl_s"],
+         row["provenance"]),
     )
     return cur.rowcount > 0
 
 
 def upsert_tier2(conn, *, library_id: str, topic: str, document_id: int, origin: str,
-                 ttl_s: float, now: float | None = None) -> None:
-    now = time.time() if now is None else now
-    topic = redact_text(storable_text(topic or ""))
+                 ttl_s: float, provenance: str, now: float | None = None) -> None:
+    """Point (library ID, topic) at a document. Raises admission.Refused."""
+    row = admit_tier2(library_id=library_id, topic=topic, document_id=document_id, origin=origin,
+                      ttl_s=ttl_s, now=now, provenance=provenance)
+    lid, topic, now = row["library_id"], row["topic"], row["now"]
     conn.execute(
         "INSERT INTO tier2 (library_key, topic_key, library_id, topic, document_id, origin,"
-        " fetched_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " fetched_at, expires_at, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (library_key, topic_key) DO UPDATE SET library_id = excluded.library_id,"
         " topic = excluded.topic, document_id = excluded.document_id, origin = excluded.origin,"
-        " fetched_at = excluded.fetched_at, expires_at = excluded.expires_at",
-        (library_key(library_id), topic_key(topic), library_id, topic, document_id, origin,
-         now, now + ttl_s),
+        " fetched_at = excluded.fetched_at, expires_at = excluded.expires_at,"
+        " provenance = excluded.provenance",
+        (library_key(lid), topic_key(topic), lid, topic, document_id, row["origin"],
+         now, now + row["ttl_s"], row["provenance"]),
     )
 
 
@@ -207,19 +177,20 @@ def count(conn, *, project: str, tier: str, outcome: str, now: float | None = No
 
 
 def fold_reads(conn, records: list[dict]) -> int:
-    """Count the answers the lookup commands logged (memhooks.capture.reads): the hits and
+    """Count the answers the lookup commands logged (memhooks.store.reads): the hits and
     misses per project and tier, and each document a tier2 hit read, at the time it was
     read. Returns how many were counted."""
     from memhooks.sqltext import storable_path
 
     for r in records:
-        count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
-              now=r["at"])
+        if r["kind"] != "doc":  # a lookup's hit or miss
+            count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
+                  now=r["at"])
         if r["content_hash"]:
             ids = [row[0] for row in conn.execute(
                 "SELECT id FROM documents WHERE content_hash = ?", (r["content_hash"],))]
             if ids:
-                touch_documents(conn, ids[:1], now=r["at"])
+                touch_documents(conn, ids[:1], now=r["at"], origin=r.get("origin", "agent"))
     return len(records)
 
 
@@ -272,23 +243,51 @@ def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None
                  (digest,))
     conn.execute("DELETE FROM captures WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
                  (digest,))
+    # a page `memhooks add` fetched: its URL stays (so it is never fetched again), its title goes
+    conn.execute("UPDATE sources SET title = NULL, status = 'forgotten', error = NULL WHERE content_hash = ?",
+                 (digest,))
     return conn.execute("DELETE FROM documents WHERE content_hash = ?", (digest,)).rowcount
 
 
+def retire_document(conn, old: int, new: int) -> bool:
+    """A page `memhooks refresh` stored anew (memhooks.store.sources): its old document is
+    deleted unless something else holds it (a capture, another source), its tier2 entries
+    and its read count moving to the new document first. Returns whether it was deleted."""
+    held = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM captures WHERE document_id = ?)"
+        " OR EXISTS (SELECT 1 FROM sources WHERE document_id = ?)", (old, old)).fetchone()[0]
+    if held:
+        return False
+    conn.execute("UPDATE tier2 SET document_id = ? WHERE document_id = ?", (new, old))
+    row = conn.execute("SELECT access_count, last_accessed_epoch FROM documents WHERE id = ?",
+                       (old,)).fetchone()
+    if row and row[0]:
+        conn.execute("UPDATE documents SET access_count = access_count + ?, last_accessed_epoch ="
+                     " max(coalesce(last_accessed_epoch, 0), ?) WHERE id = ?", (row[0], row[1] or 0, new))
+    return conn.execute("DELETE FROM documents WHERE id = ?", (old,)).rowcount > 0
+
+
 def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str, now: float) -> None:
-    """Apply one journaled cache write to the projections (inside the caller's transaction)."""
+    """Apply one journaled cache write to the projections (inside the caller's transaction),
+    with provenance `manual`. Raises admission.Refused for a write admission refuses (an ID
+    that is not a Context7 ID, an error text for a body ...): nothing is written then."""
     from memhooks import config
 
     tier = record.get("tier")
     if tier == "tier1":
-        upsert_tier1(conn, project=project, name=record["name"], library_id=record["library_id"],
-                     origin="write", matched="write", ttl_s=config.tier1_ttl_s(), now=now)
+        upsert_tier1(conn, project=project, name=record.get("name"), library_id=record.get("library_id"),
+                     origin="write", matched="write", ttl_s=config.tier1_ttl_s(), now=now,
+                     provenance="manual")
     elif tier == "tier2":
-        lid, topic = record["library_id"], record["topic"]
+        lid, topic = record.get("library_id"), record.get("topic")
+        # checked before the document is stored: a refused tier2 leaves no document behind
+        admit_tier2(library_id=lid, topic=topic, document_id=0, origin="write", ttl_s=0,
+                    provenance="manual")
         doc_id, _ = upsert_document(
             conn, project=project, source=lid, source_tool="context7", tool="lc-cache-write",
-            content=record["body"], title=f"{lid} — {topic}", type="library-docs",
+            content=record.get("body"), title=f"{lid} — {topic}", type="library-docs",
             library_id=lid, topic=topic, max_bytes=config.max_write_bytes(), now=now,
+            provenance="manual",
         )
         if doc_id is None:
             return  # the user forgot this text
@@ -296,12 +295,14 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
             add_capture(conn, event_id=event_id, document_id=doc_id, project=project,
                         session_id=None, tool_name="lc-cache-write", captured_at=now)
         upsert_tier2(conn, library_id=lid, topic=topic, document_id=doc_id, origin="write",
-                     ttl_s=config.tier2_ttl_s(), now=now)
+                     ttl_s=config.tier2_ttl_s(), now=now, provenance="manual")
     else:
-        raise ValueError(f"unknown cache tier {tier!r}")
+        raise Refused(f"unknown cache tier {str(tier)[:20]!r}")
 
 
-DERIVED_TABLES = ("tier2", "captures", "documents")  # wholly derived from the journal
+DERIVED_TABLES = ("tier2", "captures", "documents")  # derived from the journal, but:
+# the pages `memhooks add` stored come from no event: a reindex keeps them (store.sources)
+NOT_DERIVED = {"documents": " WHERE id NOT IN (SELECT document_id FROM sources WHERE document_id IS NOT NULL)"}
 
 
 def clear_derived(conn) -> None:
@@ -313,7 +314,7 @@ def clear_derived(conn) -> None:
         " last_accessed_epoch FROM documents WHERE access_count > 0"
     )
     for table in DERIVED_TABLES:
-        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        conn.execute(f"DELETE FROM {table}" + NOT_DERIVED.get(table, ""))  # noqa: S608 - fixed table names
     conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
     conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
     rebuild_fts(conn)
@@ -340,7 +341,11 @@ def restore_access(conn) -> None:
 
 def refresh_tier1_version(conn, *, project: str, name_key: str, library_id: str,
                           version: str | None, versioned_id: str | None) -> None:
-    """A fresh tier1 entry learns the project's current version (and its versioned ID)."""
+    """A fresh tier1 entry learns the project's current version (and its versioned ID),
+    both checked by admission's grammar (NULL when they fail it)."""
+    from memhooks.store.admission import library_id_or_none, version_or_none
+
+    version, versioned_id = version_or_none(version), library_id_or_none(versioned_id)
     conn.execute(
         "UPDATE tier1 SET version = coalesce(?, version), versioned_id = coalesce(?, versioned_id)"
         " WHERE project = ? AND name_key = ? AND library_id = ?",

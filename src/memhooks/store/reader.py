@@ -12,19 +12,25 @@ import sqlite3
 BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
 
 
-def connect_reader(path: str) -> sqlite3.Connection:
-    """One store file opened read-only. Raises sqlite3.Error when it cannot be read so
-    (callers fall back to memhooks.store.connect.connect, which heals)."""
-    absolute = os.path.abspath(path)
-    quoted = absolute.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    # timeout= is SQLite's busy timeout for this connection
-    return sqlite3.connect(f"file://{quoted}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+def connect_reader(path: str, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
+    """One SQLite file opened read-only: the one read-only open of memhooks (the store, the
+    journal, a file moved aside). Raises sqlite3.Error when it cannot be read so (callers
+    of the store fall back to memhooks.store.connect.connect, which heals)."""
+    return sqlite3.connect(f"{file_uri(path)}?mode=ro", uri=True, timeout=timeout,
                            isolation_level=None)
+
+
+def file_uri(path: str) -> str:
+    """`file:` URI of a path, absolute, with the characters SQLite's URI parser reads
+    (`%`, `?`, `#`) escaped, so a folder named `a#b` or `50%` opens the file it names."""
+    quoted = os.path.abspath(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file://{quoted}"
 
 
 def is_current(conn: sqlite3.Connection) -> bool:
     """Whether the projections have every migration (one pragma read). A hot path treats a
     store that is not current as having nothing; the ingester migrates it."""
+    # lazy: the migration list loads only for a reader that checks the schema (a leaf module)
     from memhooks.store.migrations import SCHEMA_VERSION
 
     return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION
@@ -40,6 +46,5 @@ class closing:
     def __enter__(self) -> sqlite3.Connection:
         return self.conn
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> None:
         self.conn.close()
-        return False

@@ -13,7 +13,7 @@ MAX_KEYS = 20000
 class ReadTotals:
     def __init__(self) -> None:
         self.counters: dict = {}  # (project, tier, outcome) -> [n, last_at]
-        self.reads: dict = {}  # (content_hash, day) -> [n, last_at]
+        self.reads: dict = {}  # (content_hash, origin, day) -> [n, last_at]
         self.lines = 0
 
     def add(self, record: dict) -> None:
@@ -21,13 +21,15 @@ class ReadTotals:
 
         self.lines += 1
         at = record["at"]
-        key = (storable_path(record["project"]), record["kind"], record["outcome"])
-        tot = self.counters.setdefault(key, [0, at])
-        tot[0] += 1
-        tot[1] = max(tot[1], at)
+        if record["kind"] != "doc":  # a lookup's hit or miss
+            key = (storable_path(record["project"]), record["kind"], record["outcome"])
+            tot = self.counters.setdefault(key, [0, at])
+            tot[0] += 1
+            tot[1] = max(tot[1], at)
         if record["content_hash"]:
             day = time.strftime("%Y-%m-%d", time.gmtime(at))
-            tot = self.reads.setdefault((record["content_hash"], day), [0, at])
+            origin = record.get("origin") if record.get("origin") in ("agent", "user") else "agent"
+            tot = self.reads.setdefault((record["content_hash"], origin, day), [0, at])
             tot[0] += 1
             tot[1] = max(tot[1], at)
 
@@ -42,17 +44,18 @@ class ReadTotals:
             " ON CONFLICT (project, tier, outcome) DO UPDATE SET count = count + excluded.count,"
             " last_at = max(coalesce(last_at, 0), excluded.last_at)",
             [(p or "", t, o, n, at) for (p, t, o), (n, at) in self.counters.items()])
-        # A tier2 hit read a document: its access count and who read it that day (agent).
+        # A document read (a tier2 hit, a served call, a search, an MCP tool): its access
+        # count, and who read it that day.
         conn.executemany(
             "UPDATE documents SET access_count = access_count + ?,"
             " last_accessed_epoch = max(coalesce(last_accessed_epoch, 0), ?) WHERE content_hash = ?",
-            [(n, int(at), h) for (h, _day), (n, at) in self.reads.items()])
+            [(n, int(at), h) for (h, _o, _day), (n, at) in self.reads.items()])
         conn.executemany(
             "INSERT INTO document_reads (content_hash, origin, day, reads, last_at)"
-            " SELECT content_hash, 'agent', ?, ?, ? FROM documents WHERE content_hash = ?"
+            " SELECT content_hash, ?, ?, ?, ? FROM documents WHERE content_hash = ?"
             " ON CONFLICT (content_hash, origin, day) DO UPDATE SET reads = reads + excluded.reads,"
             " last_at = max(coalesce(last_at, 0), excluded.last_at)",
-            [(day, n, at, h) for (h, day), (n, at) in self.reads.items()])
+            [(origin, day, n, at, h) for (h, origin, day), (n, at) in self.reads.items()])
         lines, self.lines = self.lines, 0
         self.counters, self.reads = {}, {}
         return lines

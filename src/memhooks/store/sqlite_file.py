@@ -6,10 +6,9 @@ import os
 import sqlite3
 import time
 
+from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
 from memhooks.store.reader import BUSY_TIMEOUT_MS
 from memhooks.store.reader import closing as closing  # the store's users close with it
-
-JOURNAL_SCHEMA_VERSION = 3
 
 
 def _tighten(path: str, mode: int) -> None:
@@ -59,7 +58,36 @@ def _our_folder(path: str) -> bool:
     return True
 
 
+class NotRegularFile(sqlite3.DatabaseError):
+    """The store or journal path names a directory (or a fifo, a socket...): damage like a
+    file SQLite cannot read, healed the same way (memhooks.store.health moves it aside)."""
+
+    sqlite_errorcode = 26  # SQLITE_NOTADB: what memhooks.store.health.is_corruption looks for
+    sqlite_errorname = "SQLITE_NOTADB"
+
+
+def not_regular(path: str) -> str | None:
+    """What `path` is when it exists and is no regular file (a symlink counts as what it
+    points at), else None."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
 def prepare_file(path: str) -> None:
+    """The file's folder made (0700) and the file created (0600) when missing, both tightened
+    when looser. Raises NotRegularFile when `path` is a directory or another non-file."""
+    kind = not_regular(path)
+    if kind is not None:
+        raise NotRegularFile(f"file is not a database: {path} is {kind}, not a regular file")
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):
         from memhooks.files import make_private_dirs
@@ -115,90 +143,25 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
 
 
 def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> None:
-    """The `events` table in the journal file (schema `main` when opened alone)."""
+    """Apply the journal's migrations (memhooks.store.journal_migrations) that the file in
+    `schema` (`main` when opened alone) lacks; an up-to-date journal costs one pragma."""
     if conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0] >= JOURNAL_SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0]
-        if version < 1:
-            conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.events (
-                id INTEGER PRIMARY KEY,
-                received_at REAL NOT NULL,
-                hook_event_name TEXT,
-                session_id TEXT,
-                tool_name TEXT,
-                tool_use_id TEXT,
-                cwd TEXT,
-                project TEXT,
-                payload TEXT NOT NULL,
-                bytes INTEGER NOT NULL DEFAULT 0,
-                state TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (state IN ('pending', 'done', 'failed', 'skipped')),
-                error TEXT,
-                processed_at REAL
-            )""")
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_pending ON events(id)"
-                         " WHERE state = 'pending'")
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_state ON events(state)")
-        if version < 2:
-            # A session's journaled tool calls (importing a transcript skips those).
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.events_session_tool"
-                         " ON events(session_id, tool_use_id)")
-        if version < 3:
-            journal_v3_compaction(conn, schema)
         if version < JOURNAL_SCHEMA_VERSION:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {schema}._journal_migrations"
+                         " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            for fn in JOURNAL_MIGRATIONS[version:]:
+                fn(conn, schema)
+                conn.execute(f"INSERT OR REPLACE INTO {schema}._journal_migrations VALUES (?, ?)",
+                             (fn.__name__, time.time()))
             conn.execute(f"PRAGMA {schema}.user_version = {JOURNAL_SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-
-
-def journal_v3_compaction(conn: sqlite3.Connection, schema: str) -> None:
-    """Journal step 3: compaction (memhooks.store.compact). `blobs` holds each distinct long
-    text of the payloads once, compressed (a settled event's payload keeps a reference);
-    `blob_docs` which documents each one gave; `event_packs` settled events moved out of
-    `events` into compressed blocks (`pending` = to be projected again: a reindex, a heal);
-    `pack_sessions` and `pack_tally` what the blocks hold, for the transcript import and
-    the stats."""
-    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.blobs (
-        id INTEGER PRIMARY KEY,
-        sha256 TEXT NOT NULL UNIQUE,
-        data BLOB NOT NULL,
-        bytes INTEGER NOT NULL,
-        created_at REAL NOT NULL
-    )""")
-    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.blob_docs (
-        content_hash TEXT NOT NULL,
-        blob INTEGER NOT NULL,
-        PRIMARY KEY (content_hash, blob)
-    ) WITHOUT ROWID""")
-    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.blob_docs_blob ON blob_docs(blob)")
-    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.event_packs (
-        id INTEGER PRIMARY KEY,
-        first_id INTEGER NOT NULL,
-        last_id INTEGER NOT NULL,
-        events INTEGER NOT NULL,
-        pending INTEGER NOT NULL DEFAULT 0,
-        data BLOB NOT NULL,
-        packed_at REAL NOT NULL
-    )""")
-    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.event_packs_first ON event_packs(first_id)")
-    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.pack_sessions (
-        session_id TEXT NOT NULL,
-        pack INTEGER NOT NULL,
-        PRIMARY KEY (session_id, pack)
-    ) WITHOUT ROWID""")
-    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.pack_tally (
-        pack INTEGER NOT NULL,
-        project TEXT,
-        state TEXT NOT NULL,
-        error TEXT,
-        n INTEGER NOT NULL,
-        oldest REAL
-    )""")
-    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.pack_tally_pack ON pack_tally(pack)")
 
 
 def ensure_wal(conn: sqlite3.Connection, schema: str = "main") -> None:

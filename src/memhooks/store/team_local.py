@@ -54,7 +54,8 @@ def member_id(conn) -> str:
     mid = uuid.uuid4().hex
     conn.execute("INSERT OR IGNORE INTO team_state (key, value, updated_at) VALUES ('member_id', ?, ?)",
                  (mid, time.time()))
-    return get_state(conn, "member_id")["value"]
+    row = get_state(conn, "member_id")  # ours, or another process's that won the insert
+    return row["value"] if row else mid
 
 
 def bind_team(conn, team_id: str) -> bool:
@@ -77,7 +78,7 @@ def backoff_until(conn, op: str, now: float | None = None) -> tuple[float, str] 
     now = time.time() if now is None else now
     try:
         row = get_state(conn, f"backoff.{op}")
-    except Exception:  # noqa: BLE001 - a store from before team sync
+    except sqlite3.Error:  # a store from before team sync (no team_state table)
         return None
     if row and row["until"] and row["until"] > now:
         return row["until"], row["value"] or "failed"
@@ -157,7 +158,7 @@ def document_projects(conn, doc_ids: list[int]) -> dict[int, set[str]]:
         chunk = doc_ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         for row in _rows(
-                conn, f"SELECT document_id, project FROM captures WHERE document_id IN ({marks})"  # noqa: S608
+                conn, f"SELECT document_id, project FROM captures WHERE document_id IN ({marks})"
                 f" UNION SELECT id, project FROM documents WHERE id IN ({marks})", (*chunk, *chunk)):
             if row["project"]:
                 out.setdefault(row["document_id"], set()).add(row["project"])
@@ -181,7 +182,7 @@ _LIB_COLS = ("library_id", "title", "description", "code_snippets", "reputation"
 def libraries_after(conn, mark, limit: int) -> list[dict]:
     ts, key = mark if mark else (-1.0, "")
     rows = _rows(
-        conn, f"SELECT {', '.join(_LIB_COLS)} FROM libraries WHERE (last_seen, library_id) > (?, ?)"  # noqa: S608
+        conn, f"SELECT {', '.join(_LIB_COLS)} FROM libraries WHERE (last_seen, library_id) > (?, ?)"
         " ORDER BY last_seen, library_id LIMIT ?", (ts, key, limit)).fetchall()
     return [dict(r) for r in rows]
 
@@ -194,7 +195,7 @@ def tier1_after(conn, mark, limit: int) -> list[dict]:
     ts, project, key = mark if mark else (-1.0, "", "")
     marks = ",".join("?" * len(PUSH_ORIGINS))
     rows = _rows(
-        conn, f"SELECT {', '.join(_T1_COLS)} FROM tier1 WHERE origin IN ({marks})"  # noqa: S608
+        conn, f"SELECT {', '.join(_T1_COLS)} FROM tier1 WHERE origin IN ({marks})"
         " AND (resolved_at, project, name_key) > (?, ?, ?)"
         " ORDER BY resolved_at, project, name_key LIMIT ?",
         (*PUSH_ORIGINS, ts, project, key, limit)).fetchall()
@@ -232,7 +233,7 @@ def _hashes_in(conn, table: str, hashes: list[str]) -> set[str]:
         chunk = hashes[start:start + 500]
         marks = ",".join("?" * len(chunk))
         found.update(r["content_hash"] for r in _rows(
-            conn, f"SELECT content_hash FROM {table} WHERE content_hash IN ({marks})", chunk))  # noqa: S608
+            conn, f"SELECT content_hash FROM {table} WHERE content_hash IN ({marks})", chunk))
     return found
 
 
@@ -262,22 +263,65 @@ def project_names(conn, project: str) -> list[dict]:
     return list(names.values())
 
 
+TEAM_SUGGESTION = "team-suggestion"  # tier1.matched of an unverified team answer (memhooks.team.trust)
+
+
 def project_library_ids(conn, project: str, now: float | None = None) -> list[str]:
-    now = time.time() if now is None else now
+    """The project's tier1 library IDs, team suggestions left out (unverified)."""
     return [r["library_id"] for r in _rows(
-        conn, "SELECT DISTINCT library_id FROM tier1 WHERE project = ? AND library_id IS NOT NULL", (project,))]
+        conn, "SELECT DISTINCT library_id FROM tier1 WHERE project = ? AND library_id IS NOT NULL"
+        " AND coalesce(matched, '') != ?", (project, TEAM_SUGGESTION))]
 
 
 def local_hashes(conn, hashes: list[str]) -> set[str]:
     return _hashes_in(conn, "documents", hashes)
 
 
-def fresh_tier1(conn, project: str, name_key: str, now: float) -> tuple[str | None, str] | None:
-    """(library_id, origin) of a fresh local entry for the name in this project, else None."""
+def fresh_tier1(conn, project: str, name_key: str, now: float) -> tuple[str | None, str, str | None] | None:
+    """(library_id, origin, matched) of a fresh local entry for the name in this project, else None."""
     row = _rows(
-        conn, "SELECT library_id, origin FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
+        conn, "SELECT library_id, origin, matched FROM tier1 WHERE project = ? AND name_key = ? AND expires_at > ?",
         (project, name_key, now)).fetchone()
-    return (row["library_id"], row["origin"]) if row else None
+    return (row["library_id"], row["origin"], row["matched"]) if row else None
+
+
+OWN_ORIGINS = ("capture", "write", "warm-api")  # tier1 answers this member found itself
+
+
+def own_library_ids(conn, keys: list[str], loose: str) -> list[str]:
+    """Library IDs this member itself resolved for these name keys (any project, any age):
+    from a captured resolve-library-id, an lc-cache-write or its own Context7 API search."""
+    keys = [k for k in keys if k][:8]
+    if not keys and not loose:
+        return []
+    marks = ",".join("?" * len(keys)) or "NULL"
+    return [r["library_id"] for r in _rows(
+        conn, f"SELECT DISTINCT library_id FROM tier1 WHERE (name_key IN ({marks}) OR loose_key = ?)"  # noqa: S608
+        f" AND library_id IS NOT NULL AND origin IN ({','.join('?' * len(OWN_ORIGINS))}) LIMIT 100",
+        (*keys, loose, *OWN_ORIGINS))]
+
+
+def seen_library_ids(conn, bare: list[str]) -> list[str]:
+    """Library IDs a captured resolve-library-id output or this member's own Context7 API
+    search named for these names (by title or ID tail); team-pulled rows left out."""
+    bare = [b for b in bare if b][:16]
+    if not bare:
+        return []
+    marks = ",".join("?" * len(bare))
+    return [r["library_id"] for r in _rows(
+        conn, f"SELECT library_id FROM libraries WHERE origin != 'team'"  # noqa: S608
+        f" AND (title_key IN ({marks}) OR tail_key IN ({marks})) LIMIT 200", (*bare, *bare))]
+
+
+def library_origins(conn, ids: list[str]) -> dict[str, str]:
+    """library_id -> origin for the ids stored locally."""
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update((r["library_id"], r["origin"]) for r in _rows(
+            conn, f"SELECT library_id, origin FROM libraries WHERE library_id IN ({marks})", chunk))  # noqa: S608
+    return out
 
 
 def fresh_tier2(conn, library_key: str, topic_key: str, now: float) -> bool:

@@ -1,6 +1,8 @@
 """Push: redacted documents, libraries and tier1 entries to the team database.
 
-* Documents are keyed by content_hash (`INSERT … ON CONFLICT`); who captured a document
+* Documents are keyed by content_hash (`INSERT … ON CONFLICT`); a team row under a hash we
+  push whose text differs from ours (a copy written past memhooks: poisoned text under a
+  real document's hash, or a `bytes` that lies) is replaced by ours. Who captured a document
   and how often each member read it live in `document_members` (one row per member,
   holding that member's absolute count, so a repeated push never counts twice).
 * Never raw events (the journal is not read), never documents or tier1 entries from an
@@ -78,6 +80,16 @@ def _push_documents(pg, member: str, rows: list[tuple]) -> int:
         with cur.copy(f"COPY push_docs ({_DOC_TMP}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+        # A team row under one of these hashes whose text is not ours was not written by
+        # memhooks (our text hashes to its key; a row that does not is a poisoned copy, or
+        # one whose `bytes` lies): ours replaces it. New documents match nothing here.
+        cur.execute(
+            "UPDATE documents d SET source = t.source, source_tool = t.source_tool, title = t.title,"
+            " content = t.content, type = t.type, metadata = t.metadata, url = t.url,"
+            " library_id = t.library_id, library_base = t.library_base, topic = t.topic,"
+            " version = t.version, bytes = t.bytes, truncated = t.truncated"
+            " FROM push_docs t WHERE d.content_hash = t.content_hash"
+            " AND (d.content IS DISTINCT FROM t.content OR d.bytes IS DISTINCT FROM octet_length(d.content))")
         # One row per hash (a batch may repeat one after re-redaction), in hash order so
         # concurrent pushers take row locks in the same order (no deadlocks).
         cur.execute(

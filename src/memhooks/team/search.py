@@ -12,17 +12,28 @@ from __future__ import annotations
 import time
 from contextlib import closing
 
-from memhooks.config import project_dir
+from memhooks.config import max_doc_bytes, project_dir
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall import search as local
 from memhooks.recall.render import iso_utc, results_markdown
+from memhooks.store import queries
 from memhooks.store import team_local as tl
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
-from memhooks.store.projections import touch_documents, upsert_document
+from memhooks.store.projections import upsert_document
+from memhooks.store.reads import note_documents
 from memhooks.team.pull import _with_team
 from memhooks.team.runner import open_team
 from memhooks.team.settings import team_url
 from memhooks.team.store import TeamError, classify
+from memhooks.team.trust import (
+    checked_library,
+    checked_member,
+    checked_version,
+    clamp_time,
+    provenance,
+    valid_hash,
+)
 
 RANK_WINDOW = 500       # ts_rank scores at most the newest this-many matches
 IMPORT_MAX_BYTES = 16 * 1024 * 1024
@@ -70,10 +81,14 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
         rows = pg.cursor(row_factory=dict_row).execute(
             "SELECT r.id, r.content_hash, r.title, r.source, r.source_tool, r.type, r.url, r.library_id,"
             " r.topic, r.version, r.created_at, r.last_seen, r.bytes, r.metadata, r.rank,"
-            " CASE WHEN r.bytes <= %(whole)s THEN r.content"
+            " CASE WHEN octet_length(r.content) <= %(whole)s THEN r.content"
             f"  ELSE ts_headline('english', left(r.content, %(chars)s), {tsq}, %(opts)s) END AS headline,"
-            " (SELECT count(*) FROM document_members m WHERE m.content_hash = r.content_hash AND m.captured)"
-            "  AS members,"
+            " (SELECT count(DISTINCT m.member_id) FROM document_members m"
+            "   WHERE m.content_hash = r.content_hash AND m.captured) AS members,"
+            " (SELECT left(m.member_id, 64) FROM document_members m"
+            "   WHERE m.content_hash = r.content_hash AND m.captured"
+            "   ORDER BY m.captured_at NULLS LAST, m.member_id LIMIT 1) AS member,"
+            " octet_length(r.content) AS size,"
             " (SELECT coalesce(sum(m.access_count), 0) FROM document_members m"
             "   WHERE m.content_hash = r.content_hash) AS accesses"
             f" FROM (SELECT d.*, ts_rank(d.search, {tsq}) AS rank FROM documents d"
@@ -86,11 +101,13 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
             prepare=False).fetchall()  # a prepared (generic) plan cannot see the words: never reuse one
     if not rows:
         return []
-    local_ids = _import(conn, pg, rows, project) if import_hits else {}
+    local_ids, refused = _import(conn, pg, rows, project) if import_hits else ({}, set())
     results = []
     stamp = int(time.time() if now is None else now)
     for r in rows:
         digest = r["content_hash"]
+        if digest in refused:
+            continue  # its text does not hash to its key, or is an error text: never shown
         doc = {"id": local_ids.get(digest) or f"team:{r['id']}",
                **{k: r[k] for k in ("title", "source", "source_tool", "type", "url", "library_id",
                                     "topic", "version", "metadata", "bytes")},
@@ -101,47 +118,71 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
         out["snippet"] = r["headline"] or ""
         out["score"] = round(float(r["rank"] or 0), 4)
         out["match"] = "team"
-        out["team"] = {"id": r["id"], "captured_by": int(r["members"] or 0), "last_seen": r["last_seen"]}
+        out["team"] = {"id": r["id"], "captured_by": int(r["members"] or 0),
+                       "last_seen": clamp_time(r["last_seen"], time.time()),
+                       "member": checked_member(r["member"])}
+        out["provenance"] = provenance(r["member"])
         results.append(out)
     return results
 
 
-def _import(conn, pg, rows, project) -> dict[str, int]:
-    """Bring the hits into the local store; returns content_hash -> local id."""
+def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
+    """Bring the hits into the local store, through the same checks as a pull (content
+    hashed again, error texts refused, provenance team:<member>), within IMPORT_MAX_BYTES
+    counted on the bytes PostgreSQL holds. Returns (content_hash -> local id, refused hashes)."""
     from psycopg.rows import dict_row
 
     hashes = [r["content_hash"] for r in rows]
-    members = {r["content_hash"]: r["members"] for r in rows}
+    info = {r["content_hash"]: r for r in rows}
     forgotten = tl.forgotten_among(conn, hashes)
     have = {h: tl.document_id_by_hash(conn, h) for h in tl.local_hashes(conn, hashes)}
+    row_cap = max_doc_bytes()
     need, total = [], 0
     for r in rows:
-        if r["content_hash"] in have or r["content_hash"] in forgotten:
+        if r["content_hash"] in have or r["content_hash"] in forgotten or not valid_hash(r["content_hash"]):
             continue
-        if total + (r["bytes"] or 0) > IMPORT_MAX_BYTES:
-            break
+        size = int(r["size"] or 0)
+        if size > row_cap or total + size > IMPORT_MAX_BYTES:
+            continue
         need.append(r["id"])
-        total += r["bytes"] or 0
+        total += size
     fetched = []
     if need:
         with pg.transaction():
             fetched = pg.cursor(row_factory=dict_row).execute(
-                "SELECT content_hash, source, source_tool, title, content, type, metadata, url,"
-                " library_id, topic, version FROM documents WHERE id = ANY(%s)", (need,)).fetchall()
+                "SELECT d.content_hash, left(d.source, 2000) AS source, left(d.source_tool, 40) AS source_tool,"
+                " left(d.title, 1000) AS title, d.content, left(d.type, 40) AS type,"
+                " left(d.metadata, 16384) AS metadata, left(d.url, 4096) AS url,"
+                " left(d.library_id, 330) AS library_id, left(d.topic, 1000) AS topic,"
+                " left(d.version, 100) AS version"
+                " FROM (SELECT id, sum(octet_length(content)) OVER (ORDER BY id) AS running"
+                "   FROM documents WHERE id = ANY(%s) AND octet_length(content) <= %s) s"
+                " JOIN documents d ON d.id = s.id WHERE s.running <= %s",
+                (need, row_cap, IMPORT_MAX_BYTES)).fetchall()
+    refused: set[str] = set()
     with transaction(conn):
         for r in fetched:
             digest = r["content_hash"]
-            doc_id, _ = upsert_document(conn, project=project or "", source=r["source"] or "",
-                                        source_tool=r["source_tool"] or "web", content=r["content"],
-                                        title=r["title"], type=r["type"], url=r["url"],
-                                        library_id=r["library_id"], topic=r["topic"], version=r["version"],
-                                        metadata=_with_team(r["metadata"], members.get(digest, 0)),
-                                        tool="team-search")
+            member = info[digest]["member"] if digest in info else None
+            try:
+                doc_id, _ = upsert_document(
+                    conn, project=project or "", source=r["source"] or "",
+                    source_tool=r["source_tool"] or "web", content=r["content"],
+                    title=r["title"], type=r["type"], url=r["url"],
+                    library_id=checked_library(r["library_id"]), topic=r["topic"],
+                    version=checked_version(r["version"]),
+                    metadata=_with_team(r["metadata"], info[digest]["members"] if digest in info else 0, member),
+                    tool="team-search", provenance=provenance(member), claimed_hash=digest)
+            except Refused:
+                refused.add(digest)  # admission refused it (memhooks.store.admission)
+                continue
             if doc_id is not None:
                 have[digest] = doc_id
         ids = [i for i in have.values() if i is not None]
-        touch_documents(conn, ids)
-    return {h: i for h, i in have.items() if i is not None}
+    note_documents(queries.main_file(conn), queries.content_hashes(conn, ids), project)
+    # A hit that was not brought in (over the byte budget) was not checked either: not shown.
+    unchecked = {h for h in hashes if h not in have and h not in refused}
+    return {h: i for h, i in have.items() if i is not None}, refused | unchecked
 
 
 def _search(conn, query, limit):
@@ -156,15 +197,10 @@ def _search(conn, query, limit):
         raise classify(exc, url) from None
 
 
-def cli_search(conn, query, limit):
-    """For `memhooks search --team`: results, or a one-line failure."""
-    # lazy: click, for the CLI caller only
-    from memhooks.cli._common import Fail
-
-    try:
-        return _search(conn, query, limit)
-    except TeamError as exc:
-        raise Fail(f"team search: {exc}") from None
+def search(conn, query, limit):
+    """Team search results for `memhooks search --team`; raises TeamError when the team
+    store is not configured or cannot be searched."""
+    return _search(conn, query, limit)
 
 
 def tool_search_team(query, limit) -> tuple[str, bool]:

@@ -2,9 +2,13 @@
 Context7 API is backing off (standard library only; the fast path and the warm share it)."""
 
 import os
+import sys
 import time
 
 from memhooks._jsonlite import dumps_str
+from memhooks.names import checked_library_id, valid_library_id, valid_name, valid_version
+from memhooks.store.queries import RETRY_KEY as RETRY_KEY  # the API backoff's api_state key
+from memhooks.store.queries import api_retry_row, document_count
 
 MAX_CONTEXT = 1500
 HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
@@ -19,22 +23,17 @@ def _docs_command() -> str:
     shim = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))), "bin", "lc-cache-lookup-docs")
     if os.path.isfile(shim):
         return f'bash "{shim}"'
-    import sys
-
     script = os.path.join(os.path.dirname(sys.executable), "lc-cache-lookup-docs")
     if os.path.isfile(script) and os.path.dirname(script) not in os.environ.get("PATH", "").split(":"):
         return f'"{script}"'
     return "lc-cache-lookup-docs"
 
 
-RETRY_KEY = "context7.retry_after"
 PARTIAL = "partial"  # warm_state.fingerprint of a scan a budget cut short: never matches
 
 
 def _checked(e: dict) -> dict | None:
     """An entry for the context with every value checked against its grammar, or None."""
-    from memhooks.names import checked_library_id, valid_library_id, valid_name, valid_version
-
     name, eco = e.get("name"), e.get("ecosystem")
     if not valid_name(name, eco if eco in ("npm", "pypi", "go", "crates", "gems", "composer") else None):
         return None
@@ -44,17 +43,40 @@ def _checked(e: dict) -> dict | None:
     version = e.get("version") if valid_version(e.get("version")) else None
     vid = e.get("versioned_id") if valid_library_id(e.get("versioned_id")) else None
     return {"name": name, "version": version, "library_id": lid, "versioned_id": vid,
-            "cached": bool(e.get("cached"))}
+            "cached": bool(e.get("cached")), "suggested": bool(e.get("suggested"))}
+
+
+SUGGESTED_HEAD = ("Suggested by the team store (unverified: another team member's answer that nothing "
+                  "on this machine confirms; check it with resolve-library-id before using it):")
+
+
+def _suggestions(entries: list[dict], budget: int) -> list[str]:
+    """The unverified team suggestions as a short section (checked values only), or []."""
+    lines: list[str] = []
+    budget -= len(SUGGESTED_HEAD) + 1
+    for e in entries:
+        label = e["name"] + (f"@{e['version']}" if e.get("version") else "")
+        line = f"- {label} → {e['library_id']} (suggested by the team store, unverified)"
+        if len(line) + 1 > budget:
+            break
+        lines.append(line)
+        budget -= len(line) + 1
+    return [SUGGESTED_HEAD, *lines] if lines else []
 
 
 def build_context(entries: list[dict], note: str = "") -> str:
     """`name@version → /org/repo` lines plus the hint, at most MAX_CONTEXT chars. Only
     checked values (memhooks.names grammars) reach it. `(cached)` marks an ID served from
     tier1 that an earlier session resolved. With nothing resolved: what is cached (`note`)."""
-    resolved = [c for c in (_checked(e) for e in entries) if c is not None]
+    from memhooks.egress import clean
+
+    checked = [c for c in (_checked(e) for e in entries) if c is not None]
+    resolved = [c for c in checked if not c["suggested"]]
+    suggested = [c for c in checked if c["suggested"]]
     if not resolved:
         head = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
-        return "\n".join(x for x in (head, note) if x)[:MAX_CONTEXT]
+        extra = _suggestions(suggested, MAX_CONTEXT - len(head) - len(note) - 2)
+        return clean("\n".join(x for x in (head, note, *extra) if x)[:MAX_CONTEXT])
     head = "memhooks: Context7 library IDs for this project's dependencies:"
     hint = HINT.format(cmd=_docs_command())
     tail = [hint] + ([note] if note else [])
@@ -75,22 +97,13 @@ def build_context(entries: list[dict], note: str = "") -> str:
                 break
         lines.append(line)
         budget -= len(line) + 1
-    return "\n".join([head, *lines, *tail])[:MAX_CONTEXT]
+    extra = _suggestions(suggested, budget) if suggested else []
+    return clean("\n".join([head, *lines, *tail, *extra])[:MAX_CONTEXT])
 
 
 def api_backoff(conn, now: float) -> tuple[str, float] | None:
     """(why, until) while the warm is backing off the Context7 API, else None."""
     return backoff_of(api_retry_row(conn), now)
-
-
-def api_retry_row(conn):
-    """The API's backoff row (value, until), or None (none, or a store without the table)."""
-    from memhooks.recall.queries import api_state
-
-    try:
-        return api_state(conn, RETRY_KEY)
-    except Exception:  # noqa: BLE001 - a store without the table: no backoff
-        return None
 
 
 def backoff_of(row, now: float) -> tuple[str, float] | None:
@@ -103,8 +116,6 @@ def backoff_of(row, now: float) -> tuple[str, float] | None:
 def status_note(conn, now: float, *, documents: bool = True) -> str:
     """What the agent can still use: cached documents, and whether Context7 is
     rate-limited (or unreachable) until a time. One or two short lines."""
-    from memhooks.recall.queries import document_count
-
     return note_of(lambda: document_count(conn), api_backoff(conn, now), documents=documents)
 
 
@@ -115,7 +126,7 @@ def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bo
     if documents:
         try:
             n = count_documents()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a store that cannot count (damaged, old): the note says nothing cached
             n = 0
         if n:
             parts.append(f"{n} cached documentation page{'s' if n != 1 else ''} from earlier "
@@ -128,8 +139,10 @@ def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bo
         if backoff[0] == "429":
             parts.append(f"Context7 is rate-limited until {when}: prefer the cached docs until then.")
         else:
-            parts.append(f"The Context7 API was not usable ({backoff[0]}); memhooks tries again "
-                         f"after {when}.")
+            from memhooks.egress import one_line
+
+            parts.append(f"The Context7 API was not usable ({one_line(backoff[0], 80)}); memhooks "
+                         f"tries again after {when}.")
     return " ".join(parts)
 
 
@@ -142,6 +155,7 @@ def hook_json(context: str) -> str:
 def api_blocked(conn, now: float, *, retry_unreachable: bool = False) -> bool:
     """Offline, or backing off (after a 429; or after the API was unreachable,
     unless `retry_unreachable`, as for a warm a person asked for)."""
+    # lazy: hot-path module (SessionStart under -I -S); config only when the API may be asked
     from memhooks.config import offline
 
     if offline():

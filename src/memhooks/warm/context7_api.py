@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
+import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from memhooks.config import context7_api_url
+from memhooks.egress import one_line
 from memhooks.log import log_error
 from memhooks.names import checked_library_id, valid_version
-from memhooks.recall.render import one_line
 
 MAX_CONCURRENCY = 8
 DEFAULT_RETRY_AFTER_S = 600.0
@@ -180,9 +181,6 @@ def search_many(names: list[str], *, budget_s: float, query_for=None,
 
 async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_timeout_s,
                       on_answer=None) -> None:
-    # lazy: heavy optional dependency (httpx)
-    import httpx
-
     start = time.monotonic()
     # requests must end (and be recorded) before the overall deadline cuts them off
     deadline = start + max(0.05, budget_s - GRACE_S)
@@ -347,8 +345,6 @@ class Probe:
 def probe(name: str = "react", *, timeout_s: float = 5.0, max_bytes: int = 1024 * 1024,
           user_agent: str = "memhooks-doctor") -> Probe:
     """One search request for `name`, synchronously, with the same headers as warming."""
-    import httpx
-
     start = time.monotonic()
     try:
         with httpx.Client(headers=request_headers(user_agent), follow_redirects=True,
@@ -362,7 +358,7 @@ def probe(name: str = "react", *, timeout_s: float = 5.0, max_bytes: int = 1024 
                     if len(raw) >= max_bytes:
                         raw = raw[:max_bytes]
                         break
-    except Exception as exc:  # a diagnosis: no connection, a timeout, TLS, a bad URL alike
+    except Exception as exc:  # noqa: BLE001 - a diagnosis: no connection, a timeout, TLS, a bad URL alike
         return Probe(error=str(exc) or type(exc).__name__)
     answer = Probe(status_code=resp.status_code, ms=(time.monotonic() - start) * 1000)
     if resp.status_code < 400:

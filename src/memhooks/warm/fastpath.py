@@ -16,96 +16,64 @@ from memhooks.warm.context import (
     build_context,
     hook_json,
     note_of,
+    status_note,
 )
 
 
-class StoreView:
-    """fast_answer's four reads, from the store (memhooks.store.answers.Snapshot makes the
-    same four from the answers file)."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def warm_state(self, project: str):
-        from memhooks.recall.queries import warm_state
-
-        return warm_state(self.conn, project)
-
-    def tier1(self, project: str, name_key: str):
-        from memhooks.recall.queries import project_tier1
-
-        return project_tier1(self.conn, project, name_key)
-
-    def api_row(self):
-        from memhooks.warm.context import api_retry_row
-
-        return api_retry_row(self.conn)
-
-    def documents(self) -> int:
-        from memhooks.recall.queries import document_count
-
-        return document_count(self.conn)
-
-
-def tier1_entries(view, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
+def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
+    # lazy (hot path, SessionStart under -I -S; so in every function here): the store's
+    # code loads only once there is a store to read.
     from memhooks.names import normalize
+    from memhooks.store.queries import project_tier1
 
     entries, complete = [], True
     for dep in ranked:
         key = normalize(dep["name"], dep.get("ecosystem"))
-        row = view.tier1(project, key)
+        row = project_tier1(conn, project, key)
         if row is None or row["expires_at"] <= now:
             complete = False
             continue
+        suggested = row["matched"] == "team-suggestion"
+        if suggested:
+            complete = False  # unverified: a warm asks Context7 when it can
         entries.append({"name": dep["name"], "ecosystem": dep.get("ecosystem"),
                         "version": dep.get("version"), "library_id": row["library_id"],
-                        "versioned_id": row["versioned_id"], "cached": True})
+                        "versioned_id": row["versioned_id"], "cached": True, "suggested": suggested})
     return entries, complete
 
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
-    return answer_from(StoreView(conn), project)
-
-
-def answer_from(view, project: str) -> str | None:
-    """fast_answer over a StoreView or an answers-file Snapshot."""
+    # lazy: queries and fingerprinting once a store is open; config only when tier1 is short
+    from memhooks.store.queries import api_retry_row, document_count, warm_state
     from memhooks.warm.fingerprint import fingerprint
 
-    row = view.warm_state(project)
+    row = warm_state(conn, project)
     if row is None:
         return None
     fp = row["fingerprint"]
     if fp == PARTIAL or fingerprint(project, loads(row["files"]), loads(row["dirs"])) != fp:
         return None
     now = time.time()
-    entries, complete = tier1_entries(view, project, loads(row["ranked"]), now)
-    backoff = backoff_of(view.api_row(), now)
+    entries, complete = tier1_entries(conn, project, loads(row["ranked"]), now)
+    backoff = backoff_of(api_retry_row(conn), now)
     if not complete:
         from memhooks.config import offline
 
         if not offline() and not blocked_by(backoff):
             return None
     resolved = any(e.get("library_id") for e in entries)
-    return build_context(entries, note=note_of(view.documents, backoff, documents=not resolved))
+    return build_context(entries, note=note_of(lambda: document_count(conn), backoff,
+                                               documents=not resolved))
 
 
 def fast_output(db: str, project: str) -> str | None:
     """The hook's JSON from tier1 when the lockfiles are unchanged (standard library only),
-    or None when a warm is needed. From the answers file while it is current (no SQLite),
-    else from the store, read-only."""
+    or None when a warm is needed. The store is opened read-only."""
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
-    from memhooks.store.answers import snapshot
-
-    view = snapshot(db, project)
-    if view is not None:
-        context = answer_from(view, project)
-        return hook_json(context) if context is not None else None
-    from memhooks._lean import lean_sqlite3
-
-    lean_sqlite3()
+    # lazy: sqlite3 and the reader only when there is a project and a store file
     import sqlite3
 
     from memhooks.store.reader import closing, connect_reader, is_current
@@ -125,21 +93,22 @@ def status_output(db: str, project: str | None = None) -> str:
     """The hook's JSON when no warm answer is available (no project, the warm failed or ran
     out of time): what is cached and whether Context7 is rate-limited. Never raises."""
     context = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
+    # lazy: the store and the status note only for this fallback
     try:
         from memhooks.store.connect import closing, connect, is_current
 
         with closing(connect(db, migrate=False)) as conn:  # also on the hot path: no migrating
             if is_current(conn):
-                from memhooks.warm.context import status_note
-
                 context = build_context([], note=status_note(conn, time.time()))
     except Exception:  # noqa: BLE001 - a hook never breaks the session (the note above stays)
         pass
     return hook_json(context)
 
 
-def session_start_output(db: str, project: str) -> str:
-    """One JSON object for the SessionStart hook, every time."""
+def session_start_output(db: str, project: str, after_warm=None) -> str:
+    """One JSON object for the SessionStart hook, every time. `after_warm(db, project)` is
+    the caller's work after a warm that ran (memhooks._launch: a detached team pull)."""
+    # lazy: the read-write store, and the full warm (scan, API) only off the fast path
     from memhooks.store.connect import closing, connect
 
     if not project or not os.path.isdir(project):
@@ -147,12 +116,9 @@ def session_start_output(db: str, project: str) -> str:
     with closing(connect(db)) as conn:
         context = fast_answer(conn, project)
         if context is None:
-            from memhooks.team.runner import spawn  # detached team pull, when configured
             from memhooks.warm.resolve import warm
 
             context = warm(conn, project).context
-            spawn("pull", db, project)
-    from memhooks.store.answers import vouch
-
-    vouch(db)  # the tier1 this warm wrote, for the lookups that follow
+            if after_warm is not None:
+                after_warm(db, project)
     return hook_json(context)

@@ -52,7 +52,8 @@ _BINARY_SCOPES = ("@esbuild/", "@img/sharp-", "@rollup/rollup-", "@next/swc-", "
 
 
 def _tokens(key: str) -> list[str]:
-    out, cur = [], []
+    out: list[str] = []
+    cur: list[str] = []
     for ch in key:
         if ch in "-./@":
             if cur:

@@ -13,12 +13,15 @@ import time
 from dataclasses import dataclass, field
 
 from memhooks import config
+from memhooks.egress import one_line
 from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
-from memhooks.recall import queries
-from memhooks.recall.render import one_line
+from memhooks.store import queries
+from memhooks.store.admission import Refused
 from memhooks.store.connect import transaction
-from memhooks.store.projections import refresh_tier1_version, upsert_library, upsert_tier1
+from memhooks.store.projections import refresh_tier1_version
+from memhooks.store.projections import upsert_library as _upsert_library
+from memhooks.store.projections import upsert_tier1 as _upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
 from memhooks.warm import settings
 from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
@@ -52,6 +55,7 @@ class Resolved:
     how: str = "unresolved"
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
+    suggested: str | None = None  # an unverified team suggestion, shown as such when unresolved
 
 
 @dataclass
@@ -159,8 +163,9 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
         note = status_note(conn, now, documents=not any(r.library_id for r in chosen))
     result.entries = chosen
     result.context = build_context([
-        {"name": r.name, "ecosystem": r.ecosystem, "version": r.version, "library_id": r.library_id,
-         "versioned_id": r.versioned_id, "cached": r.cached} for r in chosen], note=note)
+        {"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
+         "library_id": r.library_id or r.suggested, "versioned_id": r.versioned_id, "cached": r.cached,
+         "suggested": not r.library_id and bool(r.suggested)} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
 
@@ -186,6 +191,9 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
         row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
         lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
+        if row is not None and matched == "team-suggestion":
+            # unverified (memhooks.team.pull): resolved as if absent; shown only if nothing else answers
+            r.suggested, row, lid, matched = checked_library_id(lid), None, None, None
         if row is not None and retry_unreachable and lid is None and matched == "error":
             row = None  # a warm a person asked for retries recent failures
         if row is not None and lid is not None and checked_library_id(lid) is None:
@@ -200,7 +208,7 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         else:
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
-            if found:
+            if known and found:
                 r.library_id, r.how = found, "warm-local"
                 r.cached = known.get("origin") != "libraries"  # another project's tier1
         entries.append(r)
@@ -235,8 +243,7 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
         for r in todo:
             r.cause = "no time left in this session's budget; asked next time"
         return None
-    # lazy: pulls pydantic and httpx, only when the Context7 API is asked
-    from memhooks.warm.context7_api import search_many
+    from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
     run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
@@ -278,8 +285,9 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                                trust_score=_float(res.get("trustScore")),
                                benchmark_score=_float(res.get("benchmarkScore")),
                                versions=list(res.get("versions") or []), now=now)
-            idx, how = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
-            r.library_id, r.how = answer.results[idx]["id"], "warm-api"
+            picked = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
+            if picked is not None:  # None: no results (an answer never says found so)
+                r.library_id, r.how = answer.results[picked[0]]["id"], "warm-api"
         elif answer.status != "not-found":
             r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
             r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
@@ -301,10 +309,26 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                          matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
 
 
+def upsert_library(conn, **row) -> None:
+    """A library from an API answer, with provenance `warm`; one admission refuses is left out."""
+    try:
+        _upsert_library(conn, provenance="warm", **row)
+    except Refused:
+        pass
+
+
+def upsert_tier1(conn, **row) -> bool:
+    """A tier1 entry of this warm, with provenance `warm`; False when admission refuses it."""
+    try:
+        return _upsert_tier1(conn, provenance="warm", **row)
+    except Refused:
+        return False
+
+
 def _record_tier1(conn, project: str, entries: list[Resolved], now: float) -> None:
     """tier1 for names this warm resolved; a fresh entry learns the current version."""
     for r in entries:
-        if r.how in ("warm-local", "warm-api"):
+        if r.how in ("warm-local", "warm-api") and r.library_id:  # set together
             r.versioned_id = versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id))
             upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                          library_id=r.library_id, version=r.version, versioned_id=r.versioned_id,

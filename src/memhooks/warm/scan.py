@@ -38,7 +38,7 @@ from collections import deque
 from memhooks.names import normalize
 from memhooks.warm import settings
 from memhooks.warm.files import BoundedReader, Stop
-from memhooks.warm.lockfiles import KIND_ORDER, LOCKFILES, Dep, Manifest, make_dep, parser_for
+from memhooks.warm.lockfiles import KIND_ORDER, LOCKFILES, REQUIREMENTS, Dep, Manifest, make_dep, parser_for
 from memhooks.warm.lockfiles.go import read_go_work
 from memhooks.warm.lockfiles.npm import read_pnpm_workspace
 from memhooks.warm.merge import checked, merge
@@ -136,17 +136,17 @@ class _Scanner(BoundedReader):
         subdirs = []
         files = []
         in_req_dir = posixpath.basename(rel) == "requirements"
-        for name, e in entries:
+        for name, entry in entries:
             wanted = name in _WORKSPACE_FILES or parser_for(name) is not None or (
                 in_req_dir and name.endswith((".txt", ".in")) and "constraint" not in name)
             try:
-                if e.is_dir(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False):
                     if not skip_dir(name):
                         subdirs.append(name)
                     continue
                 if not wanted:
                     continue
-                if e.is_symlink():
+                if entry.is_symlink():
                     # followed only to a regular file inside the root
                     target = self.resolve_inside(os.path.join(absdir, name))
                     if target is None:
@@ -154,7 +154,7 @@ class _Scanner(BoundedReader):
                         continue
                     if not os.path.isfile(target):
                         continue
-                elif not e.is_file(follow_symlinks=False):
+                elif not entry.is_file(follow_symlinks=False):
                     count_skipped(self.res, "not-regular")  # a FIFO, socket or device
                     continue
             except OSError:
@@ -180,7 +180,7 @@ class _Scanner(BoundedReader):
                 continue
             try:
                 self.parse(frel, name, rel, text)
-            except Exception as e:  # any content problem: skip the file, keep going
+            except Exception as e:  # noqa: BLE001 - any parser's error on hostile content: skip the file, keep going
                 report(self.res, f"{frel}: {e.__class__.__name__}: {e}")
         if depth < self.max_depth:
             for name in subdirs:
@@ -206,11 +206,8 @@ class _Scanner(BoundedReader):
             if man.members:
                 self.add_members(dirrel, man.members, man.exclude)
             return
-        parser = parser_for(name)
-        if parser is None:  # a *.txt in a requirements/ directory
-            # lazy: lockfile parsers load on first use (see lockfiles._lazy)
-            from memhooks.warm.lockfiles.python import parse_requirements as parser
-        if getattr(parser, "func", None) == "parse_requirements" or parser.__name__ == "parse_requirements":
+        parser = parser_for(name) or REQUIREMENTS  # None: a *.txt in a requirements/ directory
+        if parser.__name__ == "parse_requirements":
             deps = parser(text, frel, reader=self.include_reader)
         else:
             deps = parser(text, frel)
@@ -317,7 +314,7 @@ def scan_project(
         rootp = os.path.realpath(os.fspath(root))
         if not os.path.isdir(rootp):
             raise FileNotFoundError(f"not a directory: {rootp}")
-    except Exception as e:
+    except (OSError, TypeError, ValueError) as e:  # not a path, a NUL in it, not a folder
         res = ScanResult()
         report(res, f"bad root: {e}")
         return res
@@ -333,10 +330,10 @@ def scan_project(
         sc.load_state(resume)
     try:
         return sc.run()
-    except Exception as e:  # defensive: a bug here must not break the hook
+    except Exception as e:  # noqa: BLE001 - defensive: a bug here must not break the hook
         report(sc.res, f"scan aborted: {e.__class__.__name__}: {e}")
         try:
             sc.finish()
-        except Exception:
+        except Exception:  # noqa: BLE001 - best effort after the bug above; the report says it
             pass
         return sc.res

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memhooks.log import log_error
 from memhooks.warm.lockfiles import Dep
-
-try:  # written by the lead; optional at runtime
-    from memhooks.log import log_error
-except Exception:  # pragma: no cover - depends on the rest of the package
-    log_error = None
 
 #: directory names never walked (hidden directories are skipped too)
 SKIP_DIRS = frozenset(
@@ -57,11 +53,7 @@ def report(res: ScanResult, msg: str) -> None:
     msg = printable(msg)
     msg = msg if len(msg) <= 300 else msg[:297] + "..."
     res.errors.append(msg)
-    if log_error is not None:
-        try:
-            log_error("scan: " + msg)
-        except Exception:
-            pass
+    log_error("scan: " + msg)  # never raises
 
 
 def join_rel(parent: str, name: str) -> str:

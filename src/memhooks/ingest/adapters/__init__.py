@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memhooks.ingest.adapters import context7, exa, web
 from memhooks.ingest.adapters.text import (
     MIN_DOC_CHARS,
     is_persisted_note,
@@ -39,7 +40,7 @@ def route(event: Any) -> AdapterResult:
     """The one entry point: event dict -> AdapterResult. Never raises."""
     try:
         return _route(event)
-    except Exception as exc:  # defensive: a parser bug must not break ingestion
+    except Exception as exc:  # noqa: BLE001 - defensive: a parser bug on hostile input must not break ingestion
         return AdapterResult(skip_reason=f"adapter error: {type(exc).__name__}")
 
 
@@ -49,13 +50,16 @@ def _route(event: Any) -> AdapterResult:
     hook = event.get("hook_event_name")
     server, tool = parse_tool_name(event.get("tool_name"))
     kind = classify(server, tool) if tool else None
-    base = {"server": server, "tool": tool or None}
+
+    def skip(reason: str) -> AdapterResult:
+        return AdapterResult(skip_reason=reason, server=server, tool=tool or None)
+
     if hook == "PostToolUseFailure":
-        return AdapterResult(skip_reason="tool failure", **base)
+        return skip("tool failure")
     if hook != "PostToolUse":
-        return AdapterResult(skip_reason=f"not a PostToolUse event: {str(hook)[:40]}", **base)
+        return skip(f"not a PostToolUse event: {str(hook)[:40]}")
     if kind is None:
-        return AdapterResult(skip_reason="not a captured tool", **base)
+        return skip("not a captured tool")
 
     tool_input = event.get("tool_input")
     if not isinstance(tool_input, dict):
@@ -63,17 +67,10 @@ def _route(event: Any) -> AdapterResult:
     tool_response = event.get("tool_response")
 
     if kind == "context7":
-        # lazy: a package __init__ stays light; each adapter loads with its first event
-        from memhooks.ingest.adapters import context7
-
         result = context7.adapt(tool, tool_input, tool_response)
     elif kind == "exa":
-        from memhooks.ingest.adapters import exa
-
         result = exa.adapt(tool, tool_input, tool_response)
     else:
-        from memhooks.ingest.adapters import web
-
         result = web.adapt(tool, tool_input, tool_response)
 
     result.server = server

@@ -11,24 +11,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text, stripped_str
 from memhooks.ingest.records import (
     AdapterResult,
     DocumentRecord,
     LibraryRecord,
+    SourceTool,
     Tier1Record,
     Tier2Record,
 )
 from memhooks.names import pick_library
+from memhooks.toolargs import context7_docs_args
 
-SOURCE_TOOL = "context7"
-
-# Keys accepted for the library ID, in order, per tool.
-QUERY_DOCS_ID_KEYS = ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName")
-LEGACY_DOCS_ID_KEYS = ("context7CompatibleLibraryID", "libraryId", "libraryID", "libraryName")
+SOURCE_TOOL: SourceTool = "context7"
 
 # Every pattern here runs in linear time on hostile text: classes that cannot overlap,
 # possessive repetition, or plain string operations instead (headings, fields).
@@ -249,7 +247,8 @@ def _float(value: str | None) -> float | None:
     return None if f != f or f < 0 else f  # NaN / -1 sentinels
 
 
-def choose_library(name: str, libraries: list[LibraryRecord]) -> tuple[LibraryRecord, str] | None:
+def choose_library(name: str, libraries: list[LibraryRecord]
+                   ) -> tuple[LibraryRecord, Literal["exact", "first"]] | None:
     """The disambiguation rule (names.pick_library): exact title or ID tail, else first."""
     picked = pick_library(name, [(lib.library_id, lib.title) for lib in libraries])
     if picked is None:
@@ -343,16 +342,8 @@ def docs_title(text: str, library_id: str, topic: str) -> str:
 
 
 def _adapt_docs(tool: str, tool_input: dict, text: str) -> AdapterResult:
-    keys = LEGACY_DOCS_ID_KEYS if tool == "get-library-docs" else QUERY_DOCS_ID_KEYS
-    library_id = ""
-    for key in keys:
-        library_id = stripped_str(tool_input.get(key))
-        if library_id:
-            break
-    if tool == "get-library-docs":
-        topic = stripped_str(tool_input.get("topic")) or stripped_str(tool_input.get("query"))
-    else:
-        topic = stripped_str(tool_input.get("query")) or stripped_str(tool_input.get("topic"))
+    # the spelling the server acts on (its argument aliases resolved), as serving reads it
+    library_id, topic = context7_docs_args(tool, tool_input)
     reason = error_reason(text)
     if reason is not None:
         return AdapterResult(skip_reason=f"context7 error: {reason}")

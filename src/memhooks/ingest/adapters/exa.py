@@ -13,6 +13,9 @@ Text formats follow exa-mcp-server 3.x:
   ``JSON.stringify`` of the /contents response.
 * ``web_search_advanced_exa``: ``JSON.stringify`` of the search response
   (``results[]`` with title, url, text, highlights, summary).
+
+Page fetches (``web_fetch_exa`` / ``crawling_exa``) are split in memhooks.ingest.adapters.
+exa_fetch: at most one document per URL asked, never trusting structure inside a page.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ import json
 import re
 from typing import Any
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
+from memhooks.ingest.adapters.exa_fetch import FETCH_ERROR_RE as _FETCH_ERROR_RE
+from memhooks.ingest.adapters.exa_fetch import FETCH_TOOLS, SOURCE_TOOL, adapt_fetch
+from memhooks.ingest.adapters.exa_fetch import clean as _clean
+from memhooks.ingest.adapters.exa_fetch import meta_of as _meta
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text
 from memhooks.ingest.records import AdapterResult, DocumentRecord
-
-SOURCE_TOOL = "exa"
 
 RESULT_SEPARATOR = "\n\n---\n\n"
 
@@ -38,7 +43,6 @@ TOOL_TYPES = {
 }
 
 _PAGE_HEADER_RE = re.compile(r"^# (?P<title>[^\n]*)\nURL: (?P<url>[^\n]*)$", re.MULTILINE)
-_FETCH_ERROR_RE = re.compile(r"^Error fetching (\S+): (.+)$")
 _BLOCK_KEY_RE = re.compile(r"^(Title|URL|Published|Author|Summary|Score|ID):[ \t]?(.*)$")
 _BODY_KEY_RE = re.compile(r"^(Highlights|Code/Highlights|Text|Content|Code):[ \t]?(.*)$")
 
@@ -54,7 +58,6 @@ _ERROR_RE = re.compile(
     r"error:|you'?ve hit exa'?s free mcp rate limit|rate limit)",
     re.IGNORECASE,
 )
-_NA = ("", "N/A", "n/a", "null", "undefined")
 
 
 def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
@@ -80,11 +83,11 @@ def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
     failed: list[str] = []
     parsed_json = _json_object(stripped)
     json_results = parsed_json.get("results") if parsed_json is not None else None
+    if tool in FETCH_TOOLS:
+        return adapt_fetch(stripped, tool, tool_input, query, json_results)
     if isinstance(json_results, list):
         docs = _from_json(json_results, tool, doc_type, query)
-    elif tool in ("web_fetch_exa", "crawling_exa") or (
-        not known and _PAGE_HEADER_RE.search(stripped)
-    ):
+    elif not known and _PAGE_HEADER_RE.search(stripped):
         docs, failed = _from_pages(stripped, tool, doc_type if known else "web-page", query)
     if not docs and not failed and not isinstance(json_results, list):
         blocks = _result_blocks(stripped)
@@ -142,21 +145,6 @@ def _json_object(text: str) -> dict | None:
     if isinstance(value, dict) and isinstance(value.get("data"), dict) and "results" not in value:
         value = value["data"]
     return value if isinstance(value, dict) else None
-
-
-def _clean(value: Any) -> str:
-    if isinstance(value, str):
-        v = value.strip()
-        return "" if v in _NA else v
-    return ""
-
-
-def _meta(query: str, **values: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"query": query} if query else {}
-    for key, value in values.items():
-        if value not in (None, "", []):
-            meta[key] = value
-    return meta
 
 
 def _from_json(results: list, tool: str, doc_type: str, query: str) -> list[DocumentRecord]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from memhooks.ingest.adapters import errors
+from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_too_small, stripped_str
 from memhooks.ingest.records import AdapterResult, DocumentRecord
+from memhooks.toolargs import webfetch_offset
 
 
 def adapt(tool: str, tool_input: dict, tool_response: Any) -> AdapterResult:
@@ -67,6 +68,9 @@ def adapt_webfetch(tool_input: dict, tool_response: Any) -> AdapterResult:
     if reason is not None:
         return AdapterResult(skip_reason=f"webfetch error: {reason}")
     metadata: dict[str, Any] = {"prompt": stripped_str(tool_input.get("prompt"))}
+    # Part of the key: a page read from another offset is another answer (serving compares it).
+    offset = webfetch_offset(tool_input)
+    metadata["offset"] = offset if offset is not None else f"invalid: {str(tool_input.get('offset'))[:40]}"
     if code is not None:
         metadata["code"] = int(code)
     size = response.get("bytes")

@@ -84,6 +84,12 @@ def make_dep(
     return Dep(name, key_for(name, ecosystem), ecosystem, version or None, kind, manifest, spec or None)
 
 
+def table(data: dict, key: str) -> dict:
+    """``data[key]`` when it is a table (a dict), else {}: parsed lockfile sections."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def dedupe(deps: list[Dep]) -> list[Dep]:
     """One Dep per key, in first-seen order: the best kind wins, then a known version."""
     best: dict[tuple[str, str], Dep] = {}
@@ -122,7 +128,7 @@ def exact_version(spec: str | None, full: bool = False) -> str | None:
 
 # ---------------------------------------------------------------- registry
 
-def _lazy(module: str, func: str) -> Callable[[str, str], list[Dep]]:
+def _lazy(module: str, func: str) -> Callable[..., list[Dep]]:
     def call(text: str, path: str, **kw):
         mod = importlib.import_module(f"memhooks.warm.lockfiles.{module}")
         return getattr(mod, func)(text, path, **kw)
@@ -133,6 +139,9 @@ def _lazy(module: str, func: str) -> Callable[[str, str], list[Dep]]:
     call.func = func  # type: ignore[attr-defined]
     return call
 
+
+#: a pip requirements file (also any *.txt or *.in in a requirements/ folder)
+REQUIREMENTS = _lazy("python", "parse_requirements")
 
 #: file-name pattern (fnmatch, matched against the base name) -> parser
 PARSERS: dict[str, Callable[..., list[Dep]]] = {
@@ -145,8 +154,8 @@ PARSERS: dict[str, Callable[..., list[Dep]]] = {
     "pyproject.toml": _lazy("python", "parse_pyproject"),
     "poetry.lock": _lazy("python", "parse_poetry_lock"),
     "uv.lock": _lazy("python", "parse_uv_lock"),
-    "Pipfile": _lazy("python", "parse_pipfile"),
-    "Pipfile.lock": _lazy("python", "parse_pipfile_lock"),
+    "Pipfile": _lazy("pipenv", "parse_pipfile"),
+    "Pipfile.lock": _lazy("pipenv", "parse_pipfile_lock"),
     "Cargo.toml": _lazy("rust", "parse_cargo_toml"),
     "Cargo.lock": _lazy("rust", "parse_cargo_lock"),
     "go.mod": _lazy("go", "parse_go_mod"),
@@ -158,8 +167,8 @@ PARSERS: dict[str, Callable[..., list[Dep]]] = {
     "composer.json": _lazy("php", "parse_composer_json"),
     "composer.lock": _lazy("php", "parse_composer_lock"),
     # requirements files (pattern entries; matched after the exact names)
-    "*requirements*.txt": _lazy("python", "parse_requirements"),
-    "requirements*.in": _lazy("python", "parse_requirements"),
+    "*requirements*.txt": REQUIREMENTS,
+    "requirements*.in": REQUIREMENTS,
 }
 
 _EXACT = {k: v for k, v in PARSERS.items() if not any(c in k for c in "*?[")}

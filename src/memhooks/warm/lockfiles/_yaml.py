@@ -75,7 +75,7 @@ def _quoted(s: str, i: int) -> tuple[str, int]:
         raise YAMLError("unterminated double-quoted scalar")
     if "\\" not in s[j:k]:
         return s[j:k], k + 1
-    out = []
+    out: list[str] = []
     while j < n:
         c = s[j]
         if c == '"':
@@ -204,8 +204,7 @@ class _Parser:
             return None
         c = rest[0]
         if c in "\"'":
-            v, _ = _quoted(rest, 0)
-            return v
+            return _quoted(rest, 0)[0]
         if c in "[{":
             return self.flow(rest, indent)
         if c in "|>" and (len(rest) == 1 or rest[1] in "+-0123456789 #"):

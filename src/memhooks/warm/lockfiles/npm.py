@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from memhooks.warm.lockfiles import Dep, Manifest, dedupe, exact_version, make_dep
+from memhooks.warm.lockfiles import Dep, Manifest, dedupe, exact_version, make_dep, table
 from memhooks.warm.lockfiles._yaml import loads
 
 ECO = "npm"
@@ -130,9 +130,8 @@ def parse_package_lock(text: str, path: str) -> list[Dep]:
         for loc, entry in packages.items():
             if "node_modules/" not in loc or not isinstance(entry, dict) or entry.get("link"):
                 continue
-            name = entry.get("name")
-            if not isinstance(name, str):
-                name = loc.rsplit("node_modules/", 1)[1]
+            own = entry.get("name")
+            name = own if isinstance(own, str) else loc.rsplit("node_modules/", 1)[1]
             if name in local_names:
                 continue
             out.append(make_dep(name, ECO, _ver(entry.get("version")), "transitive", path))
@@ -204,7 +203,7 @@ def parse_pnpm_lock(text: str, path: str) -> list[Dep]:
     for imp in importers.values():
         if not isinstance(imp, dict):
             continue
-        specifiers = imp.get("specifiers") if isinstance(imp.get("specifiers"), dict) else {}
+        specifiers = table(imp, "specifiers")
         for section, kind in (("dependencies", "runtime"), ("optionalDependencies", "runtime"),
                               ("devDependencies", "dev")):
             sec = imp.get(section)
@@ -321,7 +320,9 @@ def parse_yarn_berry_lock(text: str, path: str) -> list[Dep]:
             continue
         descs = [d.strip() for d in key.split(",")]
         name, rng = _split_ident(descs[0])
-        resolution = entry.get("resolution") if isinstance(entry.get("resolution"), str) else ""
+        resolution = entry.get("resolution")
+        if not isinstance(resolution, str):
+            resolution = ""
         if "@workspace:" in resolution or rng.startswith("workspace:"):
             local.add(name)
             for section, kind in (("dependencies", "runtime"), ("peerDependencies", "runtime"),
@@ -376,12 +377,12 @@ def parse_bun_lock(text: str, path: str) -> list[Dep]:
     data = loads_jsonc(text)
     if not isinstance(data, dict):
         raise ValueError("bun.lock is not an object")
-    pk = data.get("packages") if isinstance(data.get("packages"), dict) else {}
+    pk = table(data, "packages")
     local: set[str] = set()
     for key, val in pk.items():
         if isinstance(val, list) and val and isinstance(val[0], str) and "@workspace:" in val[0]:
             local.add(key)
-    ws = data.get("workspaces") if isinstance(data.get("workspaces"), dict) else {}
+    ws = table(data, "workspaces")
     for w in ws.values():
         if isinstance(w, dict) and isinstance(w.get("name"), str):
             local.add(w["name"])

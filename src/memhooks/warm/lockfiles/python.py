@@ -1,94 +1,26 @@
 """Python ecosystem: requirements files, pyproject.toml (PEP 621, PEP 735, Poetry, uv, PDM),
-poetry.lock, uv.lock, Pipfile and Pipfile.lock."""
+poetry.lock and uv.lock (Pipfile and Pipfile.lock: memhooks.warm.lockfiles.pipenv)."""
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import tomllib
 from collections.abc import Callable
 
-from memhooks.warm.lockfiles import Dep, Manifest, dedupe, make_dep
+from memhooks.warm.lockfiles import Dep, Manifest, dedupe, make_dep, table
 from memhooks.warm.lockfiles import key_for as normalize
+from memhooks.warm.lockfiles.pep508 import (
+    _OPT_TAIL,
+    _devish,
+    _from_url,
+    exact_pin,
+    parse_pep508,
+)
 
 ECO = "pypi"
 MAX_INCLUDE_DEPTH = 8
 MAX_REQUIREMENT_LINES = 50_000  # logical lines read from one requirements file
-
-_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*(.*)$", re.S)
-_EXACT = re.compile(r"^(?:===?)\s*([0-9][0-9A-Za-z.+!_-]*)$")
-_BARE = re.compile(r"^([0-9][0-9A-Za-z.+!_-]*)$")
-_OPT_TAIL = re.compile(r"\s--?[A-Za-z]")
-_DEV_TOKENS = frozenset(
-    "dev devel develop development test tests testing lint linting linters docs doc "
-    "documentation ci typing types mypy style tox qa check checks format fmt bench benchmark "
-    "benchmarks".split()
-)
-
-
-def _devish(label: str) -> bool:
-    return any(t in _DEV_TOKENS for t in re.split(r"[-_.\s/]+", label.lower()) if t)
-
-
-def exact_pin(spec: str | None, bare_ok: bool = False) -> str | None:
-    """`==1.2.3` / `===1.2.3` (and a bare `1.2.3` where the format allows it) -> `1.2.3`."""
-    if not spec:
-        return None
-    s = spec.strip().strip("()").strip()
-    m = _EXACT.match(s) or (_BARE.match(s) if bare_ok else None)
-    if m and "*" not in s:
-        return m.group(1)
-    return None
-
-
-def _from_url(url: str) -> tuple[str | None, str | None]:
-    """(name, version) from a `#egg=` fragment or a wheel/sdist file name in a URL."""
-    frag = url.partition("#")[2]
-    for part in frag.split("&"):
-        if part.startswith("egg="):
-            egg = part[4:]
-            m = _NAME.match(egg)
-            return (m.group(1) if m else egg or None), None
-    base = url.partition("#")[0].partition("?")[0].rstrip("/").rsplit("/", 1)[-1]
-    if base.endswith(".whl"):
-        bits = base[:-4].split("-")
-        if len(bits) >= 2:
-            return bits[0], bits[1]
-    for ext in (".tar.gz", ".zip", ".tar.bz2", ".tgz"):
-        if base.endswith(ext):
-            stem = base[: -len(ext)]
-            name, _, ver = stem.rpartition("-")
-            if name and ver[:1].isdigit():
-                return name, ver
-    return None, None
-
-
-def parse_pep508(req: str) -> tuple[str, str | None, str | None] | None:
-    """`name[extras] (spec) ; marker` -> (name, spec, exact version) or None."""
-    req = req.strip()
-    if not req:
-        return None
-    if "://" in req.split("@", 1)[0] or req.startswith(("git+", "hg+", "svn+", "bzr+")):
-        name, ver = _from_url(req)
-        return (name, None, ver) if name else None
-    m = _NAME.match(req)
-    if not m:
-        return None
-    name, _, rest = m.groups()
-    rest = rest.strip()
-    if rest and rest[0] not in "<>=!~(;@,-":
-        return None  # not a requirement: words after the name (`left SYSTEM NOTICE==1`)
-    if rest.startswith("@"):
-        url = rest[1:].strip()
-        url = re.split(r"\s+;", url, maxsplit=1)[0].strip()
-        _, ver = _from_url(url)
-        return name, url or None, ver
-    spec = rest.split(";", 1)[0].strip()
-    if spec.startswith("(") and spec.endswith(")"):
-        spec = spec[1:-1].strip()
-    return name, spec or None, exact_pin(spec)
-
 
 # ------------------------------------------------------------------ requirements
 
@@ -157,7 +89,7 @@ def parse_requirements(
         seen.add(rel)
         try:
             sub = reader(rel)
-        except Exception:
+        except (OSError, ValueError):  # unreadable, not UTF-8, a NUL in the path: left out
             sub = None
         if sub is None:
             return
@@ -261,7 +193,7 @@ def _poetry_spec(val) -> tuple[str | None, bool]:
     if isinstance(val, str):
         return val, False
     if isinstance(val, list):
-        specs = [v.get("version") for v in val if isinstance(v, dict) and isinstance(v.get("version"), str)]
+        specs = [v["version"] for v in val if isinstance(v, dict) and isinstance(v.get("version"), str)]
         return (" || ".join(specs) or None), False
     if isinstance(val, dict):
         if "path" in val:
@@ -312,7 +244,7 @@ def _pep508_list(items, kind: str, path: str, out: list[Dep], min_py: tuple[int,
 def read_pyproject(text: str, path: str) -> Manifest:
     data = tomllib.loads(text)
     out: list[Dep] = []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    project = table(data, "project")
     name = project.get("name") if isinstance(project.get("name"), str) else None
     min_py = _min_python(project.get("requires-python"))
     _pep508_list(project.get("dependencies"), "runtime", path, out, min_py)
@@ -336,8 +268,8 @@ def read_pyproject(text: str, path: str) -> Manifest:
         for g in groups:
             expand(g, ())
 
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    tool = table(data, "tool")
+    poetry = table(tool, "poetry")
     if poetry:
         if name is None and isinstance(poetry.get("name"), str):
             name = poetry["name"]
@@ -360,14 +292,14 @@ def read_pyproject(text: str, path: str) -> Manifest:
 
     members: list[str] = []
     exclude: list[str] = []
-    uv = tool.get("uv") if isinstance(tool.get("uv"), dict) else {}
+    uv = table(tool, "uv")
     if uv:
         _pep508_list(uv.get("dev-dependencies"), "dev", path, out)
         ws = uv.get("workspace")
         if isinstance(ws, dict):
             members = [m for m in ws.get("members") or [] if isinstance(m, str)]
             exclude = [m for m in ws.get("exclude") or [] if isinstance(m, str)]
-    pdm = tool.get("pdm") if isinstance(tool.get("pdm"), dict) else {}
+    pdm = table(tool, "pdm")
     if isinstance(pdm.get("dev-dependencies"), dict):
         for items in pdm["dev-dependencies"].values():
             _pep508_list(items, "dev", path, out)
@@ -458,7 +390,7 @@ def parse_uv_lock(text: str, path: str) -> list[Dep]:
     local: set[str] = set()
     roots = []
     for p in pkgs:
-        src = p.get("source") if isinstance(p.get("source"), dict) else {}
+        src = table(p, "source")
         key = normalize(p["name"], ECO)
         if "editable" in src or "virtual" in src or "workspace" in src:
             local.add(key)
@@ -488,45 +420,4 @@ def parse_uv_lock(text: str, path: str) -> list[Dep]:
         k = normalize(p["name"], ECO)
         if k not in local:
             out.append(make_dep(p["name"], ECO, versions.get(k), "transitive", path))
-    return dedupe(out)
-
-
-def parse_pipfile(text: str, path: str) -> list[Dep]:
-    data = tomllib.loads(text)
-    out: list[Dep] = []
-    for section, kind in (("packages", "runtime"), ("dev-packages", "dev")):
-        sec = data.get(section)
-        if not isinstance(sec, dict):
-            continue
-        for name, val in sec.items():
-            if isinstance(val, dict):
-                if "path" in val or "file" in val and "://" not in str(val.get("file")):
-                    continue
-                spec = val.get("version") if isinstance(val.get("version"), str) else None
-            else:
-                spec = val if isinstance(val, str) else None
-            if spec == "*":
-                spec = None
-            out.append(make_dep(name, ECO, exact_pin(spec), kind, path, spec))
-    return dedupe(out)
-
-
-def parse_pipfile_lock(text: str, path: str) -> list[Dep]:
-    """Pipfile.lock: resolved packages of `default` and `develop`, as transitive (Pipfile says
-    which are direct)."""
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("Pipfile.lock is not an object")
-    out: list[Dep] = []
-    for section in ("default", "develop"):
-        sec = data.get(section)
-        if not isinstance(sec, dict):
-            continue
-        for name, val in sec.items():
-            if not isinstance(val, dict):
-                continue
-            if "path" in val:
-                continue
-            v = val.get("version")
-            out.append(make_dep(name, ECO, exact_pin(v) if isinstance(v, str) else None, "transitive", path))
     return dedupe(out)

@@ -49,8 +49,8 @@ def parse_gemfile(text: str, path: str) -> list[Dep]:
             if stack:
                 stack.pop()
             continue
-        if line.startswith("group") and _BLOCK_DO.search(line):
-            head = line[5 : _BLOCK_DO.search(line).start()]
+        if line.startswith("group") and (do := _BLOCK_DO.search(line)):
+            head = line[5 : do.start()]
             stack.append([m.group(1) or m.group(3) for m in _SYM.finditer(head)])
             continue
         m = _GEM.match(line)

@@ -63,7 +63,7 @@ def parse_cargo_lock(text: str, path: str) -> list[Dep]:
     data = tomllib.loads(text)
     pkgs = [p for p in data.get("package") or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]
     local = {p["name"] for p in pkgs if not p.get("source")}
-    by_name: dict[str, str] = {}
+    by_name: dict[str, str | None] = {}
     for p in pkgs:
         if p.get("source"):
             by_name.setdefault(p["name"], str(p.get("version") or "") or None)

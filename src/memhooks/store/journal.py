@@ -14,124 +14,28 @@ is moved to `spool/failed/`, never retried forever.
 import os
 import time
 
-from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
-
 SPOOL_DIR = "spool"
 FAILED_DIR = "failed"
 TOOL_HOOKS = ("PostToolUse", "PostToolUseFailure")
 METADATA_ONLY = "not a captured tool (metadata only)"
 CACHE_WRITE_EVENT = "CacheWrite"  # hook_event_name of an lc-cache-write, journaled like a hook
-_SCAN_NAME_BYTES = 512
-
-
-def read_capped(stream, cap: int = MAX_EVENT_BYTES) -> tuple[bytes, int]:
-    """Read up to `cap` bytes; drain and count the rest. Returns (data, total)."""
-    from memhooks.files import read_capped as read
-
-    return read(stream, cap)
-
-
-def _as_text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
-
-
-def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
-    """(payload text, error) for a raw payload: redacted, or a stub when too big."""
-    from memhooks.redact import redact_bytes  # here: SessionStart reads stdin before it forks
-
-    if total > MAX_EVENT_BYTES:
-        import json
-
-        head = _as_text(redact_bytes(raw[:STUB_HEAD_BYTES]))
-        stub = json.dumps({"memhooks_stub": True, "bytes": total, "head": head})
-        return stub, f"payload of {total} bytes is over the {MAX_EVENT_BYTES} byte cap"
-    return _as_text(redact_bytes(raw)), None
-
-
-def _tool_name_scan(raw: bytes):
-    """The top-level `tool_name` of a raw hook payload without parsing it: (found, name).
-
-    Captured content sits inside JSON strings, where a quote is escaped, so an unescaped
-    `"tool_name":` is a key. Exactly one such key with a plain string value is the answer;
-    anything else (none, several, escapes in the value) asks for a real parse."""
-    key = b'"tool_name"'
-    hits = []
-    start = 0
-    while len(hits) < 2:
-        i = raw.find(key, start)
-        if i < 0:
-            break
-        start = i + len(key)
-        if i > 0 and raw[i - 1:i] == b"\\":
-            continue
-        hits.append(start)
-    if len(hits) != 1:
-        return False, None
-    rest = raw[hits[0]:hits[0] + _SCAN_NAME_BYTES].lstrip(b" \t\r\n")
-    if not rest.startswith(b":"):
-        return False, None
-    rest = rest[1:].lstrip(b" \t\r\n")
-    if not rest.startswith(b'"'):
-        return True, None  # tool_name is not a string
-    end = rest.find(b'"', 1)
-    value = rest[1:end] if end > 0 else b""
-    if end < 0 or b"\\" in value:
-        return False, None
-    try:
-        return True, value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False, None
-
-
-def tool_name_of(raw: bytes) -> str | None:
-    """The payload's top-level tool_name (a bounded byte scan, a JSON parse when unsure)."""
-    found, name = _tool_name_scan(raw)
-    if found:
-        return name
-    import json
-
-    try:
-        event = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    value = event.get("tool_name") if isinstance(event, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def metadata_only(raw: bytes, total: int, hook_event_name: str | None) -> str | None:
-    """For a tool call memhooks does not capture: the metadata to journal instead of its
-    content (tool name, size, hash). None when the call is captured (or is no tool call)."""
-    if hook_event_name not in TOOL_HOOKS:
-        return None
-    from memhooks.tools import is_captured
-
-    name = tool_name_of(raw)
-    if name is None or is_captured(name):
-        return None  # captured, or not attributable (invalid JSON...): the ingester fails it
-    import hashlib
-    import json
-
-    from memhooks.sqltext import storable
-
-    return json.dumps({
-        "hook_event_name": hook_event_name, "tool_name": storable(name)[:200],
-        "memhooks_metadata_only": True, "bytes": total,
-        "sha256": hashlib.sha256(raw).hexdigest(),
-    })
 
 
 def append(conn, payload: str, *, size: int, project: str | None, error: str | None = None,
            hook_event_name: str | None = None, received_at: float | None = None,
-           state: str | None = None) -> int:
-    """Insert one event (autocommit). A payload with an error is journaled as failed."""
+           state: str | None = None, tool_name: str | None = None) -> int:
+    """Insert one event (autocommit). A payload with an error is journaled as failed.
+    `tool_name` (the capture hook's scan of it) lets a lookup find the pending events of
+    one tool before they are ingested; ingestion sets it again from the parsed payload."""
     from memhooks.sqltext import storable, storable_path
 
     cur = conn.execute(
-        "INSERT INTO events (received_at, hook_event_name, project, payload, bytes, state, error)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (received_at, hook_event_name, tool_name, project, payload, bytes,"
+        " state, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             received_at if isinstance(received_at, (int, float)) else time.time(),
             storable(hook_event_name) if isinstance(hook_event_name, str) else None,
+            storable(tool_name)[:200] if isinstance(tool_name, str) else None,
             storable_path(project) if isinstance(project, str) and project else None,
             storable(payload),
             size if isinstance(size, int) else len(payload),
@@ -176,6 +80,12 @@ def fail_pending(conn, event_id: int, error: str, now: float) -> bool:
 def mark_failed(conn, event_id: int, error: str) -> None:
     """Mark an event just claimed failed after all (its projection raised)."""
     conn.execute("UPDATE events SET state = 'failed', error = ? WHERE id = ?", (error, event_id))
+
+
+def mark_skipped(conn, event_id: int, error: str, now: float | None = None) -> None:
+    """Mark an event skipped after all: admission refused every row of it."""
+    conn.execute("UPDATE events SET state = 'skipped', error = ?,"
+                 " processed_at = coalesce(?, processed_at) WHERE id = ?", (error, now, event_id))
 
 
 def requeue_derived(conn) -> int:

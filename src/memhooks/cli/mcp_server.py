@@ -15,7 +15,8 @@ fenced markdown (real newlines, verbatim captured text) better than escaped JSON
 
 Start-up is user-visible (Claude Code waits for, or skips, a slow server), so
 this module imports nothing heavy at import time: the SDK is imported inside `main()`,
-only its low-level stdio server (see build_server), and the store is opened per call.
+only its low-level stdio server (see build_server), and the store is opened per call (the
+store and search code load with the first tool call).
 """
 
 import functools
@@ -26,6 +27,12 @@ import sqlite3
 import sys
 import types
 from contextlib import closing
+
+from memhooks import __version__
+from memhooks.config import project_dir, store_exists
+from memhooks.log import log_exception
+from memhooks.recall.render import document_markdown, library_markdown, one_line, results_markdown
+from memhooks.store.health import error_line
 
 SERVER_NAME = "memhooks"
 
@@ -69,12 +76,10 @@ NO_STORE = ("memhooks has no store yet: nothing has been captured on this machin
 
 def _open_reader():
     """The store, projected up to date; None when there is none (a read never creates it)."""
-    # lazy: `memhooks mcp` start-up; the store and search code load with the first tool call
-    from memhooks.config import store_exists
-    from memhooks.ingest.pipeline import open_reader
-
     if not store_exists():
         return None
+    from memhooks.ingest.pipeline import open_reader  # noqa: PLC0415 - lazy: pydantic, at the first tool call
+
     return open_reader()
 
 
@@ -88,8 +93,6 @@ def _store_guard(fn):
         try:
             return fn(*args, **kwargs)
         except sqlite3.DatabaseError as exc:
-            from memhooks.store.health import error_line
-
             return error_line(exc), True
     return run
 
@@ -98,8 +101,7 @@ def _store_guard(fn):
 
 @_store_guard
 def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
-    from memhooks.recall import search
-    from memhooks.recall.render import one_line, results_markdown
+    from memhooks.recall import search  # noqa: PLC0415 - lazy: search code at the first tool call
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
         return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
@@ -107,7 +109,7 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
     if scope not in SCOPES:
         return f"scope must be one of {', '.join(SCOPES)}; got {one_line(str(scope), 20)}", True
     if scope == "team":
-        from memhooks.team.search import tool_search_team
+        from memhooks.team.search import tool_search_team  # noqa: PLC0415 - lazy: only for a team search
 
         return tool_search_team(query, limit)
     conn = _open_reader()
@@ -120,8 +122,7 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
 
 @_store_guard
 def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
-    from memhooks.recall import search
-    from memhooks.recall.render import document_markdown, one_line
+    from memhooks.recall import search  # noqa: PLC0415 - lazy: search code at the first tool call
 
     conn = _open_reader()
     if conn is None:
@@ -136,9 +137,7 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
 
 @_store_guard
 def tool_lookup(name: str) -> tuple[str, bool]:
-    from memhooks.config import project_dir
-    from memhooks.recall.libraries import lookup_library
-    from memhooks.recall.render import library_markdown
+    from memhooks.recall.libraries import lookup_library  # noqa: PLC0415 - lazy: at the first tool call
 
     conn = _open_reader()
     if conn is None:
@@ -161,9 +160,10 @@ TOOLS = {
 
 def input_schema(name: str) -> dict:
     """The JSON Schema of a tool's arguments."""
-    props, required = {}, []
+    props: dict[str, dict[str, object]] = {}
+    required: list[str] = []
     for arg, kind, default in TOOLS[name][1]:
-        prop = {"title": arg.replace("_", " ").title(), "type": kind}
+        prop: dict[str, object] = {"title": arg.replace("_", " ").title(), "type": kind}
         if arg == "scope":
             prop["enum"] = list(SCOPES)
         if default is REQUIRED:
@@ -210,13 +210,14 @@ def call_tool(name: str, arguments) -> tuple[str, bool]:
     if problems:
         return f"Invalid arguments for {name}: " + "; ".join(problems) + ".", True
     try:
-        return fn(*values)
+        from memhooks.egress import clean
+
+        text, is_error = fn(*values)
+        return clean(text), is_error  # every answer leaves through egress (markdown already fenced)
     except Exception as exc:  # noqa: BLE001 - a tool error is an answer, never a dead server
         try:
-            from memhooks.log import log_exception
-
             log_exception(f"mcp {name}")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - not even its log
             pass
         return f"{name} failed: {type(exc).__name__}. See memhooks.log.", True
 
@@ -241,10 +242,11 @@ def _skip_sdk_package_inits() -> None:
             module.__path__ = list(spec.submodule_search_locations)
             module.__package__ = name
             sys.modules[name] = module
-        # lazy: heavy optional dependency (the mcp SDK)
-        import mcp.server.lowlevel.server  # noqa: F401
-        import mcp.server.stdio  # noqa: F401
-    except Exception:  # noqa: BLE001
+        # lazy: the SDK is heavy, never imported when this module loads (import statements,
+        # not importlib.import_module: `-X importtime` and the start-up test see these)
+        import mcp.server.lowlevel.server  # noqa: PLC0415
+        import mcp.server.stdio  # noqa: F401, PLC0415
+    except Exception:  # noqa: BLE001 - any surprise from the SDK's layout: undo, import normally
         for name in list(sys.modules):
             if name == "mcp" or name.startswith("mcp."):
                 del sys.modules[name]
@@ -262,9 +264,8 @@ def _import_sdk() -> None:
     gc.disable()
     try:
         _skip_sdk_package_inits()
-        # lazy: heavy optional dependency (the mcp SDK)
-        import mcp.server.lowlevel.server  # noqa: F401
-        import mcp.server.stdio  # noqa: F401
+        import mcp.server.lowlevel.server  # noqa: PLC0415 - lazy: see _skip_sdk_package_inits
+        import mcp.server.stdio  # noqa: F401, PLC0415
     finally:
         if enabled:
             gc.freeze()
@@ -278,10 +279,15 @@ def build_server():
     resource/prompt managers and rich logging, about a third of the start-up, for nothing
     these three fixed tools need."""
     _import_sdk()
-    from mcp.server.lowlevel.server import Server
-    from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
-
-    from memhooks import __version__
+    # lazy: the SDK (heavy), only when the server is built; never when this module loads
+    from mcp.server.lowlevel.server import Server  # noqa: PLC0415
+    from mcp_types import (  # noqa: PLC0415
+        CallToolResult,
+        ListToolsResult,
+        TextContent,
+        Tool,
+        ToolAnnotations,
+    )
 
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     tools = [Tool(name=name, description=desc, input_schema=input_schema(name), annotations=reading)
@@ -291,7 +297,7 @@ def build_server():
         return ListToolsResult(tools=tools)
 
     async def run_tool(ctx, params) -> CallToolResult:
-        import anyio.to_thread
+        import anyio.to_thread  # noqa: PLC0415 - lazy: with the SDK (see above)
 
         # Off the event loop: a slow store read must not stall pings or cancellation.
         text, is_error = await anyio.to_thread.run_sync(call_tool, params.name, params.arguments)
@@ -302,7 +308,7 @@ def build_server():
 
 
 async def _serve(server) -> None:
-    from mcp.server.stdio import stdio_server
+    from mcp.server.stdio import stdio_server  # noqa: PLC0415 - lazy: the SDK, see build_server
 
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -326,7 +332,7 @@ def main(args: list[str] | None = None, *, exit_now: bool = True) -> int:
         return 2
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     server = build_server()
-    import anyio
+    import anyio  # noqa: PLC0415 - lazy: with the SDK, see build_server
 
     try:
         anyio.run(_serve, server)
@@ -338,7 +344,7 @@ def main(args: list[str] | None = None, *, exit_now: bool = True) -> int:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a closed stream at exit: nothing to tell
                 pass
         os._exit(0)
     return 0

@@ -1,23 +1,25 @@
-"""The reads log: what the lc-cache-lookup commands answered, appended (standard library only).
+"""The reads log: the one way a read is counted (standard library only).
 
-A lookup's hit is a read: it must not pay for a write transaction in the store (a
-BEGIN IMMEDIATE, a commit's fsyncs, a WAL checkpoint when it closes), which would cost
-more than the lookup itself. So the commands append one line per answer to `reads.log`
-beside the store (`x.reads.log` for a store `x.db`), and the projection writer folds
-the lines into the counters and the documents' access counts at its next ingest
-(memhooks.ingest.pipeline; `memhooks stats` ingests before it reads).
+Every read of the store — a lookup command's answer, a served call, a search or `show`, an
+MCP tool — is a line appended to `reads.log` beside the store (`x.reads.log` for a store
+`x.db`); the projection writer folds the lines into the counters, the documents' access
+counts and who read them at its next ingest (memhooks.ingest.pipeline; `memhooks stats`
+ingests before it reads). A read never pays for a write transaction in the store (a BEGIN
+IMMEDIATE, a commit's fsyncs, a WAL checkpoint when it closes), which would cost more than
+the lookup itself.
 
-A line: kind (`tier1` | `tier2`), outcome (`hit` | `miss`), epoch, the content hash of
-the document a tier2 hit read (else `-`), and the project (`%`, tab, CR and LF
-percent-escaped), tab-separated. Writers hold a POSIX record lock (`os.lockf`: no `fcntl` import) for their
+A line: kind (`tier1` | `tier2` | `doc`), outcome (`hit` | `miss`), epoch, the content hash
+of the document read (else `-`), who read it (`agent` | `user`), and the project (`%`, tab,
+CR and LF percent-escaped), tab-separated; lines of the earlier format, without the reader,
+are the agent's. Writers hold a POSIX record lock (`os.lockf`: no `fcntl` import) for their
 one append. The fold takes the log by renaming it to `reads.log.folding` under that lock
-(a lookup then appends to a new `reads.log`; one that had opened the old file sees, once it
+(a writer then appends to a new `reads.log`; one that had opened the old file sees, once it
 holds the lock, that the name is no longer its file and opens the new one), then streams
 the renamed file in fixed-size chunks (memory bounded whatever its size), commits what it
 counted and deletes it. A fold that stopped half way leaves the renamed file, which the
-next fold resumes from the start: a crash can count lines twice, never lose one. A writer
-waits at most LOCK_WAIT_S for the lock. A log past MAX_BYTES (no ingester has run for a
-very long time) takes no more lines.
+next fold counts first: a crash can count lines twice, never lose one. A writer waits at
+most LOCK_WAIT_S for the lock. A log past MAX_BYTES (no ingester has run for a very long
+time) takes no more lines.
 """
 
 import os
@@ -25,7 +27,8 @@ import time
 
 from memhooks.files import escape_field, open_regular, unescape_field
 
-KINDS = ("tier1", "tier2")
+KINDS = ("tier1", "tier2", "doc")  # a lookup's tier, or a document read any other way
+ORIGINS = ("agent", "user")
 OUTCOMES = ("hit", "miss")
 MAX_BYTES = 8 * 1024 * 1024
 MAX_LINE = 64 * 1024
@@ -39,17 +42,33 @@ def reads_path(db: str) -> str:
 
 
 def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
-         now: float | None = None) -> bool:
-    """Append one answer of a lookup command. Never raises; False when nothing was written
-    (no store folder, an unwritable one, a log that is full)."""
-    if kind not in KINDS or outcome not in OUTCOMES:
+         now: float | None = None, origin: str = "agent") -> bool:
+    """Append one read: a lookup's answer (kind tier1/tier2, hit or miss). Never raises;
+    False when nothing was written (no store folder, an unwritable one, a log that is full)."""
+    return _append(db, [(kind, outcome, content_hash)], project, now, origin)
+
+
+def note_documents(db: str, content_hashes, project: str | None, now: float | None = None,
+                   origin: str = "agent") -> bool:
+    """Append one read of each document (a served call, a search hit, `show`, an MCP tool)."""
+    return _append(db, [("doc", "hit", h) for h in content_hashes], project or "", now, origin)
+
+
+def _line(kind: str, outcome: str, at: float, content_hash: str, origin: str, project: str) -> bytes:
+    digest = content_hash if content_hash and content_hash.isalnum() and len(content_hash) <= 128 else "-"
+    return (f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{origin}\t{escape_field(project)}\n"
+            .encode("utf-8", "surrogateescape"))
+
+
+def _append(db: str, reads: list, project: str, now: float | None, origin: str) -> bool:
+    if not reads or origin not in ORIGINS:
+        return False
+    if any(kind not in KINDS or outcome not in OUTCOMES for kind, outcome, _ in reads):
         return False
     try:
         at = time.time() if now is None else now
-        digest = content_hash if content_hash and content_hash.isalnum() and len(content_hash) <= 128 else "-"
-        line = f"{kind}\t{outcome}\t{at:.3f}\t{digest}\t{escape_field(project or '')}\n".encode(
-            "utf-8", "surrogateescape")
-        if len(line) > MAX_LINE:
+        data = b"".join(_line(k, o, at, h, origin, project or "") for k, o, h in reads)
+        if len(data) > MAX_LINE * len(reads):
             return False
         path = reads_path(db)
         if not os.path.isdir(os.path.dirname(path) or "."):
@@ -66,7 +85,7 @@ def note(db: str, kind: str, outcome: str, project: str, content_hash: str = "",
                     continue  # a fold took this file meanwhile: append to the new one
                 if st.st_size > MAX_BYTES:
                     return False
-                os.write(fd, line)
+                os.write(fd, data)
                 return True
             finally:
                 os.close(fd)  # releases the lock
@@ -87,8 +106,8 @@ LOCK_WAIT_S = 0.5
 
 
 def _lock(fd: int) -> bool:
-    """The log's lock, waited for at most LOCK_WAIT_S: a fold holds it only while it reads,
-    commits and truncates (milliseconds), and a lookup never hangs on one that stopped."""
+    """The log's lock, waited for at most LOCK_WAIT_S: a fold holds it only while it renames
+    the log (microseconds), and a lookup never hangs on one that stopped."""
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
@@ -102,8 +121,11 @@ def _lock(fd: int) -> bool:
 
 def parse_line(raw: bytes) -> dict | None:
     """One well-formed line of a reads log, else None (a torn or planted line)."""
-    parts = raw.decode("utf-8", "surrogateescape").split("\t", 4)
-    if len(parts) != 5 or parts[0] not in KINDS or parts[1] not in OUTCOMES or "\t" in parts[4]:
+    parts = raw.decode("utf-8", "surrogateescape").split("\t", 5)
+    if len(parts) == 5:
+        parts.insert(4, "agent")  # a line from before the reader was recorded
+    if len(parts) != 6 or parts[0] not in KINDS or parts[1] not in OUTCOMES or \
+            parts[4] not in ORIGINS or "\t" in parts[5]:
         return None
     try:
         at = float(parts[2])
@@ -113,11 +135,11 @@ def parse_line(raw: bytes) -> dict | None:
         return None
     digest = parts[3] if parts[3] != "-" and parts[3].isalnum() else ""
     return {"kind": parts[0], "outcome": parts[1], "at": at, "content_hash": digest,
-            "project": unescape_field(parts[4])}
+            "origin": parts[4], "project": unescape_field(parts[5])}
 
 
 def parse(data: bytes) -> list[dict]:
-    """The well-formed lines of a reads log; anything else is skipped."""
+    """The well-formed lines of a reads log; anything else (a torn or planted line) is skipped."""
     return [r for r in map(parse_line, data.split(b"\n")) if r is not None]
 
 
@@ -159,7 +181,8 @@ class Taken:
         try:
             if not _lock(fd):  # a writer that does not let go: fold at the next ingest
                 return False
-            if os.fstat(fd).st_size == 0 or not _still_named(self.path, os.fstat(fd)):
+            st = os.fstat(fd)
+            if st.st_size == 0 or not _still_named(self.path, st):
                 return False
             os.rename(self.path, self.work)
             return True

@@ -1,7 +1,7 @@
 """Every read query of the store, in one place (standard library only: the hot paths import
 it, so nothing here imports json or re at import time).
 
-Writers live in memhooks.store (projections) and memhooks.capture.journal (events); this
+Writers live in memhooks.store (projections) and memhooks.store.journal (events); this
 module only reads. Readers (lc-cache-*, the serve decision, the SessionStart fast path,
 search, library lookup, stats, the MCP tools, the warm, the ingester, doctor) call these
 functions and do no SQL of their own. Rows come back as `sqlite3.Row` (read by column
@@ -36,7 +36,8 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
         return None
     marks = ",".join("?" * len(keys))
     cols = "library_id, version, versioned_id, origin, matched"
-    fresh = " AND expires_at > ? AND library_id IS NOT NULL ORDER BY resolved_at DESC LIMIT 1"
+    fresh = (" AND expires_at > ? AND library_id IS NOT NULL"  # a team suggestion is never an answer
+             " AND coalesce(matched, '') != 'team-suggestion' ORDER BY resolved_at DESC LIMIT 1")
     loose = loose_key(name)
     attempts = (
         ("project", f"project = ? AND name_key IN ({marks})", (project or "", *keys)),
@@ -82,7 +83,7 @@ def rank_libraries(conn, name: str, *, pattern: str | None = None, exclude: str 
         return []
     marks = ",".join("?" * len(bare))
     title, tail = f"title_key IN ({marks})", f"tail_key IN ({marks})"
-    where, params = f"({title} OR {tail}", [*bare, *bare]
+    where, params = f"origin != 'team' AND ({title} OR {tail}", [*bare, *bare]  # team-only: never
     if pattern is not None:
         where += " OR lower(library_id) LIKE ? ESCAPE '\\' OR title_key LIKE ? ESCAPE '\\'"
         params += [pattern, pattern]
@@ -117,14 +118,6 @@ def find_tier2(conn, library_id: str, topic: str,
     return (row["id"], row["content"], row["content_hash"]) if row else None
 
 
-def tier1_answer_rows(conn) -> list:
-    """Every tier1 row, by project (memhooks.store.answers writes them to the answers file
-    that the lookups and the SessionStart fast path read without SQLite)."""
-    return conn.execute(
-        "SELECT project, name_key, loose_key, library_id, versioned_id, matched, expires_at,"
-        " resolved_at FROM tier1 ORDER BY project").fetchall()
-
-
 def warm_state_rows(conn) -> list:
     """Every project's last warm (project, fingerprint, files, dirs, ranked as JSON text)."""
     return conn.execute("SELECT project, fingerprint, files, dirs, ranked FROM warm_state").fetchall()
@@ -149,6 +142,20 @@ def library_versions(conn, library_id: str) -> str | None:
 def api_state(conn, key: str):
     """The api_state row (value, until) for `key`, or None."""
     return _rows(conn, "SELECT value, until FROM api_state WHERE key = ?", (key,)).fetchone()
+
+
+RETRY_KEY = "context7.retry_after"  # api_state key of the Context7 API backoff
+
+
+def api_retry_row(conn):
+    """The Context7 API's backoff row (value, until), or None (none, or a store without the
+    table)."""
+    import sqlite3
+
+    try:
+        return api_state(conn, RETRY_KEY)
+    except sqlite3.Error:  # a store without the table: no backoff
+        return None
 
 
 def warm_state(conn, project: str):
@@ -231,8 +238,6 @@ def main_file(conn) -> str:
 # ----------------------------------------------------------------------------- documents: search, serve, stats
 
 
-
-
 def _value(conn, sql: str, params=()):
     """The one value a one-column, one-row query returns (None for no row)."""
     row = conn.execute(sql, params).fetchone()
@@ -282,7 +287,7 @@ def fts_query(tokens: list[str], op: str = "AND", prefix: bool = False) -> str |
 
 DOC_COLUMNS = (
     "id, title, source, source_tool, type, url, library_id, topic, version, created_at,"
-    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated"
+    " created_at_epoch, access_count, last_accessed_epoch, bytes, project, metadata, truncated, provenance"
 )
 
 
@@ -292,6 +297,13 @@ def documents_by_id(conn, ids: list[int]) -> dict[int, dict]:
         return {}
     rows = _rows(conn, f"SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({_marks(ids)})", ids)
     return {r["id"]: dict(r) for r in rows}
+
+
+def content_hashes(conn, ids: list[int]) -> list[str]:
+    """The content hashes of the documents with these ids (the ones that exist)."""
+    if not ids:
+        return []
+    return _column(conn, f"SELECT content_hash FROM documents WHERE id IN ({_marks(ids)})", list(ids))
 
 
 def document_with_content(conn, doc_id: int) -> dict | None:
@@ -361,7 +373,6 @@ def first_matched_library_ids(conn) -> list[str]:
 # ----------------------------------------------------------------------------- libraries
 
 
-
 def negative_tier1(conn, keys: list[str], project: str, now: float):
     """The newest fresh "not in Context7" tier1 entry for these name keys, this project's
     first: a Row (project, expires_at) or None."""
@@ -374,15 +385,11 @@ def negative_tier1(conn, keys: list[str], project: str, now: float):
                  (*keys, now, project or "")).fetchone()
 
 
-
-
 def cached_topics(conn, library_key: str, now: float, limit: int = 20) -> list[sqlite3.Row]:
     """tier2 entries of a library, newest first: Rows (topic, document_id, fresh)."""
     return _rows(conn,
                  "SELECT topic, document_id, expires_at > ? AS fresh FROM tier2 WHERE library_key = ?"
                  " ORDER BY fetched_at DESC LIMIT ?", (now, library_key, limit)).fetchall()
-
-
 
 
 def library_card(conn, library_id: str):
@@ -445,130 +452,3 @@ def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -
                  " max(c.captured_at) FROM captures c WHERE c.document_id = d.id), d.created_at_epoch)"
                  f" AS at FROM documents d WHERE d.url IN ({_marks(urls)}) AND {tool_filter}"
                  " ORDER BY at DESC", (*urls, source_tool, *tools)).fetchall()
-
-
-# ----------------------------------------------------------------------------- stats
-# With a project, documents count when captured in it (or first stored for it); captures,
-# counters, tier1 entries and events by their project column. Without one, everything.
-
-def _doc_scope(project: str | None, alias: str = "") -> tuple[str, tuple]:
-    if project is None:
-        return "1", ()
-    a = f"{alias}." if alias else ""
-    return (f"({a}project = ? OR {a}id IN (SELECT document_id FROM captures WHERE project = ?))",
-            (project, project))
-
-
-def _project_scope(project: str | None, alias: str = "") -> tuple[str, tuple]:
-    if project is None:
-        return "1", ()
-    return f"{alias + '.' if alias else ''}project = ?", (project,)
-
-
-def stats_documents_by_tool(conn, project: str | None) -> list[sqlite3.Row]:
-    """Rows (source_tool, type, count, bytes), most documents first."""
-    where, args = _doc_scope(project)
-    return _rows(conn, "SELECT source_tool, type, count(*) AS count, coalesce(sum(bytes), 0) AS bytes"
-                       f" FROM documents WHERE {where} GROUP BY source_tool, type"
-                       " ORDER BY count(*) DESC, source_tool, type", args).fetchall()
-
-
-def stats_captures(conn, project: str | None) -> sqlite3.Row:
-    """Row (count, unique_documents, captured_bytes, unique_bytes, oldest, newest)."""
-    where, args = _project_scope(project, "c")
-    inner, inner_args = _project_scope(project)
-    return _rows(conn,
-                 "SELECT count(*) AS count, count(DISTINCT c.document_id) AS unique_documents,"
-                 " coalesce(sum(d.bytes), 0) AS captured_bytes, min(c.captured_at) AS oldest,"
-                 " max(c.captured_at) AS newest, (SELECT coalesce(sum(bytes), 0) FROM documents"
-                 f" WHERE id IN (SELECT document_id FROM captures WHERE {inner})) AS unique_bytes"
-                 f" FROM captures c JOIN documents d ON d.id = c.document_id WHERE {where}",
-                 (*inner_args, *args)).fetchone()
-
-
-def stats_most_read(conn, project: str | None, limit: int) -> list[sqlite3.Row]:
-    """The documents the agent read most (document_reads by origin), most agent reads first:
-    Rows (id, title, source_tool, type, source, access_count, last_accessed_epoch,
-    agent_reads, user_reads)."""
-    where, args = _doc_scope(project, "d")
-    return _rows(conn,
-                 "SELECT d.id, coalesce(d.title, d.source) AS title, d.source_tool, d.type, d.source,"
-                 " d.access_count, d.last_accessed_epoch, r.agent AS agent_reads, r.user AS user_reads"
-                 " FROM documents d JOIN"
-                 " (SELECT content_hash, sum(CASE WHEN origin = 'agent' THEN reads ELSE 0 END) AS agent,"
-                 "  sum(CASE WHEN origin = 'user' THEN reads ELSE 0 END) AS user"
-                 "  FROM document_reads GROUP BY content_hash) r ON r.content_hash = d.content_hash"
-                 f" WHERE {where} AND r.agent > 0 ORDER BY r.agent DESC, d.last_accessed_epoch DESC"
-                 " LIMIT ?", (*args, limit)).fetchall()
-
-
-def stats_accesses(conn, project: str | None) -> sqlite3.Row:
-    """Row (total, documents): the sum of access_count and how many documents were read."""
-    where, args = _doc_scope(project)
-    return _rows(conn, "SELECT coalesce(sum(access_count), 0) AS total, count(*) AS documents"
-                       f" FROM documents WHERE {where} AND access_count > 0", args).fetchone()
-
-
-def stats_reads_by_origin(conn, project: str | None) -> list[sqlite3.Row]:
-    """Rows (origin, reads, documents) from document_reads ('agent' / 'user')."""
-    where, args = _doc_scope(project, "d")
-    return _rows(conn, "SELECT r.origin, sum(r.reads) AS reads, count(DISTINCT r.content_hash) AS documents"
-                       " FROM document_reads r JOIN documents d ON d.content_hash = r.content_hash"
-                       f" WHERE {where} GROUP BY r.origin", args).fetchall()
-
-
-def stats_counters(conn, project: str | None) -> list[sqlite3.Row]:
-    """Rows (tier, outcome, count): lookup hits and misses."""
-    where, args = _project_scope(project)
-    return _rows(conn, "SELECT tier, outcome, sum(count) AS count FROM counters"
-                       f" WHERE {where} GROUP BY tier, outcome", args).fetchall()
-
-
-def stats_tier1(conn, project: str | None, now: float) -> sqlite3.Row:
-    """Row (total, fresh, negative, negative_fresh)."""
-    where, args = _project_scope(project)
-    return _rows(conn, "SELECT count(*) AS total, coalesce(sum(expires_at > ?), 0) AS fresh,"
-                       " coalesce(sum(library_id IS NULL), 0) AS negative,"
-                       " coalesce(sum(library_id IS NULL AND expires_at > ?), 0) AS negative_fresh"
-                       f" FROM tier1 WHERE {where}", (now, now, *args)).fetchone()
-
-
-def stats_tier2(conn, now: float) -> sqlite3.Row:
-    """Row (total, fresh); tier2 is global."""
-    return _rows(conn, "SELECT count(*) AS total, coalesce(sum(expires_at > ?), 0) AS fresh FROM tier2",
-                 (now,)).fetchone()
-
-
-def stats_events_by_state(conn, project: str | None) -> list[sqlite3.Row]:
-    """Rows (state, count) of the journal."""
-    where, args = _project_scope(project)
-    # packed events (memhooks.store.compact) are counted by pack_tally
-    return _rows(conn, "SELECT state, sum(n) AS count FROM (SELECT state, 1 AS n, project FROM events"
-                       f" UNION ALL SELECT state, n, project FROM pack_tally) WHERE {where} GROUP BY state",
-                 args).fetchall()
-
-
-def stats_event_reasons(conn, project: str | None, state: str, limit: int) -> list[sqlite3.Row]:
-    """Rows (reason, count): why events ended in `state`, most frequent first."""
-    where, args = _project_scope(project)
-    return _rows(conn, "SELECT error AS reason, sum(n) AS count FROM (SELECT state, error, project,"
-                       " 1 AS n FROM events UNION ALL SELECT state, error, project, n FROM pack_tally)"
-                       f" WHERE state = ? AND {where} GROUP BY error ORDER BY sum(n) DESC, error LIMIT ?",
-                 (state, *args, limit)).fetchall()
-
-
-def stats_daily_captures(conn, project: str | None, since: float) -> list[sqlite3.Row]:
-    """Rows (day 'YYYY-MM-DD' UTC, count) of captures since an epoch."""
-    where, args = _project_scope(project, "c")
-    return _rows(conn, "SELECT strftime('%Y-%m-%d', c.captured_at, 'unixepoch') AS day, count(*) AS count"
-                       f" FROM captures c WHERE c.captured_at >= ? AND {where} GROUP BY day",
-                 (since, *args)).fetchall()
-
-
-def stats_daily_reads(conn, project: str | None, first_day: str) -> list[sqlite3.Row]:
-    """Rows (origin, day, reads) of document reads from `first_day` ('YYYY-MM-DD') on."""
-    where, args = _doc_scope(project, "d")
-    return _rows(conn, "SELECT r.origin, r.day, sum(r.reads) AS reads FROM document_reads r"
-                       " JOIN documents d ON d.content_hash = r.content_hash"
-                       f" WHERE r.day >= ? AND {where} GROUP BY r.origin, r.day",
-                 (first_day, *args)).fetchall()

@@ -1,0 +1,109 @@
+"""A hook's raw payload made ready for the journal (standard library only): read with a
+cap, redacted, cut to a stub when over the cap, or reduced to metadata for a tool memhooks
+does not capture. memhooks.store.journal writes it."""
+
+from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
+from memhooks.files import read_capped as _read_capped
+from memhooks.store.journal import TOOL_HOOKS
+
+_SCAN_NAME_BYTES = 512
+
+
+def read_capped(stream, cap: int = MAX_EVENT_BYTES) -> tuple[bytes, int]:
+    """Read up to `cap` bytes; drain and count the rest. Returns (data, total)."""
+    return _read_capped(stream, cap)
+
+
+def _as_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
+    """(payload text, error) for a raw payload: redacted, or a stub when too big."""
+    # lazy (hot path, `python -I -S`): the redaction rules only for a payload journaled
+    # whole (a metadata-only call never loads them); json (re, enum) only for a stub
+    from memhooks.redact import redact_bytes
+
+    if total > MAX_EVENT_BYTES:
+        import json
+
+        head = _as_text(redact_bytes(raw[:STUB_HEAD_BYTES]))
+        stub = json.dumps({"memhooks_stub": True, "bytes": total, "head": head})
+        return stub, f"payload of {total} bytes is over the {MAX_EVENT_BYTES} byte cap"
+    return _as_text(redact_bytes(raw)), None
+
+
+def _tool_name_scan(raw: bytes):
+    """The top-level `tool_name` of a raw hook payload without parsing it: (found, name).
+
+    Captured content sits inside JSON strings, where a quote is escaped, so an unescaped
+    `"tool_name":` is a key. Exactly one such key with a plain string value is the answer;
+    anything else (none, several, escapes in the value) asks for a real parse."""
+    key = b'"tool_name"'
+    hits: list[int] = []
+    start = 0
+    while len(hits) < 2:
+        i = raw.find(key, start)
+        if i < 0:
+            break
+        start = i + len(key)
+        if i > 0 and raw[i - 1:i] == b"\\":
+            continue
+        hits.append(start)
+    if len(hits) != 1:
+        return False, None
+    rest = raw[hits[0]:hits[0] + _SCAN_NAME_BYTES].lstrip(b" \t\r\n")
+    if not rest.startswith(b":"):
+        return False, None
+    rest = rest[1:].lstrip(b" \t\r\n")
+    if not rest.startswith(b'"'):
+        return True, None  # tool_name is not a string
+    end = rest.find(b'"', 1)
+    value = rest[1:end] if end > 0 else b""
+    if end < 0 or b"\\" in value:
+        return False, None
+    try:
+        return True, value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False, None
+
+
+def tool_name_of(raw: bytes) -> str | None:
+    """The payload's top-level tool_name (a bounded byte scan, a JSON parse when unsure)."""
+    found, name = _tool_name_scan(raw)
+    if found:
+        return name
+    # lazy: json (re, enum) only when the byte scan is unsure
+    import json
+
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    value = event.get("tool_name") if isinstance(event, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def metadata_only(raw: bytes, total: int, hook_event_name: str | None, name=...) -> str | None:
+    """For a tool call memhooks does not capture: the metadata to journal instead of its
+    content (tool name, size, hash). None when the call is captured (or is no tool call).
+    `name`: the payload's tool_name when the caller already has it (tool_name_of)."""
+    if hook_event_name not in TOOL_HOOKS:
+        return None
+    # lazy: the tool list only for tool hooks; hashlib, json, sqltext only for a call
+    # journaled as metadata
+    from memhooks.tools import is_captured
+
+    name = tool_name_of(raw) if name is ... else name
+    if name is None or is_captured(name):
+        return None  # captured, or not attributable (invalid JSON...): the ingester fails it
+    import hashlib
+    import json
+
+    from memhooks.sqltext import storable
+
+    return json.dumps({
+        "hook_event_name": hook_event_name, "tool_name": storable(name)[:200],
+        "memhooks_metadata_only": True, "bytes": total,
+        "sha256": hashlib.sha256(raw).hexdigest(),
+    })

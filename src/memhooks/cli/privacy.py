@@ -1,0 +1,235 @@
+"""`memhooks forget`, `memhooks pause [DURATION]`, `memhooks resume`: thin click commands over
+memhooks.store.forget and memhooks.gate (the team store is told here, after the local
+forget: store/ never reaches the team code)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import click
+
+from memhooks.cli._common import open_store
+from memhooks.config import db_path
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def register(main: click.Group) -> None:
+    for cmd in (forget_cmd, pause_cmd, resume_cmd):
+        main.add_command(cmd)
+
+
+def parse_duration(text: str) -> float:
+    """`90s`, `30m`, `2h`, `1d`, `1w`, `1h30m`, or plain seconds -> seconds."""
+    s = text.strip().lower().replace(" ", "")
+    if not s:
+        raise ValueError("empty duration")
+    try:
+        value = float(s)
+    except ValueError:
+        total, number = 0.0, ""
+        for ch in s:
+            if ch.isdigit() or ch == ".":
+                number += ch
+            elif ch in _UNITS and number:
+                total += float(number) * _UNITS[ch]
+                number = ""
+            else:
+                raise ValueError(f"not a duration: {text!r} (e.g. 30m, 2h, 1d)") from None
+        if number:
+            raise ValueError(f"not a duration: {text!r} (e.g. 30m, 2h, 1d)") from None
+        value = total
+    if value <= 0 or value != value or value == float("inf"):
+        raise ValueError(f"not a duration: {text!r}")
+    return value
+
+
+def parse_when(text: str, now: float) -> float:
+    """A point in time: an ISO date or date-time (local time unless it says Z or an
+    offset), or a duration meaning that long ago (`2h`, `7d`)."""
+    from datetime import datetime
+
+    s = text.strip()
+    try:
+        return now - parse_duration(s)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is neither a date (2025-01-31, 2025-01-31T14:00) "
+                                 "nor a duration ago (2h, 7d)") from None
+    return when.timestamp()
+
+
+def _duration(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- pause
+
+@click.command("pause")
+@click.argument("duration", required=False, callback=_duration)
+def pause_cmd(duration):
+    """Stop capturing, serving and warming, everywhere, for DURATION (30m, 2h, 1d) or until
+    `memhooks resume`."""
+    from memhooks.gate import pause
+
+    until = time.time() + duration if duration else None
+    pause(db_path(), until)
+    if until is None:
+        click.echo("memhooks paused until `memhooks resume`: nothing is captured, served or warmed")
+    else:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(until))
+        click.echo(f"memhooks paused until {stamp}: nothing is captured, served or warmed")
+
+
+@click.command("resume")
+def resume_cmd():
+    """End a pause: capture, serving and warming start again."""
+    from memhooks.gate import resume
+
+    click.echo("memhooks resumed" if resume(db_path()) else "memhooks was not paused")
+
+
+# ----------------------------------------------------------------------------- forget
+
+def _line(doc: dict) -> str:
+    what = doc.get("url") or doc.get("library_id") or doc.get("title") or ""
+    what = " ".join(str(what).split())
+    if len(what) > 90:
+        what = what[:89] + "…"
+    return f"  #{doc['id']}  {doc['source_tool']}  {doc['bytes'] or 0} bytes  {what}"
+
+
+@click.command("forget")
+@click.option("--id", "doc_ids", multiple=True, type=int, metavar="ID",
+              help="A document id (from `memhooks search`); repeat for several.")
+@click.option("--document", "legacy_ids", multiple=True, type=int, hidden=True)
+@click.option("--url", help="Documents whose URL starts with this.")
+@click.option("--library", help="Documents of this Context7 library ID (its versions too).")
+@click.option("--project", type=click.Path(file_okay=False),
+              help="Documents captured in this project folder (or below it).")
+@click.option("--source", help="Documents from this source: context7, exa, webfetch, websearch...")
+@click.option("--since", help="Captured at or after: a date (2025-01-31[T14:00]) or a duration ago (2h).")
+@click.option("--until", help="Captured at or before: a date or a duration ago.")
+@click.option("--dry-run", is_flag=True, help="Say what would go; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True)
+def forget_cmd(doc_ids, legacy_ids, url, library, project, source, since, until, dry_run, yes,
+               as_json):
+    """Delete documents, and every copy of their text (journal, full-text index, free pages,
+    spool), from this store and the team store; the same text is never stored again.
+    Criteria combine: every one given must hold."""
+    from memhooks.store.forget import Criteria, choose, forget, plan
+
+    now = time.time()
+    criteria = Criteria(ids=[*doc_ids, *legacy_ids], url=url, library=library,
+                        project=os.path.realpath(project) if project else None, source=source,
+                        since=parse_when(since, now) if since else None,
+                        until=parse_when(until, now) if until else None)
+    if criteria.empty():
+        raise click.UsageError("say what to forget: --id, --url, --library, --project, --source, "
+                               "--since or --until")
+    conn = open_store(ingest=True)  # pending events first: what they captured goes too
+    try:
+        docs = choose(conn, criteria)
+        result = {"dry_run": dry_run, "documents": [_brief(d) for d in docs], "bytes": 0,
+                  "captures": 0, "tier2": 0, "events": 0, "spool_files": 0, "hashes": [],
+                  "wal_truncated": None, "team": None}
+        if not docs:
+            if as_json:
+                _emit(result)
+            else:
+                click.echo("nothing to forget: no document matches")
+            if criteria.ids and not (url or library or project or source or since or until):
+                sys.exit(1)
+            return
+        preview = plan(conn, docs)
+        result.update(bytes=preview["bytes"], captures=preview["captures"], tier2=preview["tier2"],
+                      events=len(preview["events"]))
+        if not as_json:
+            _show(docs, preview, dry_run)
+        if dry_run:
+            if as_json:
+                _emit(result)
+            return
+        if not yes and sys.stdin.isatty():
+            click.confirm(f"Forget these {len(docs)} document(s)?", abort=True)
+        done = forget(conn, docs, now)
+        team = _tell_team(conn)
+        spool = _scrub_spool(done["needles"])
+        result.update(captures=done["captures"], tier2=done["tier2"], events=len(done["events"]),
+                      spool_files=len(spool), hashes=done["hashes"], wal_truncated=done["scrubbed"],
+                      team=team)
+        if as_json:
+            _emit(result)
+            return
+        click.echo(f"forgot {done['documents']} document(s) locally: {len(done['events'])} journal "
+                   f"event(s), {done['captures']} capture(s), {done['tier2']} tier2 entr(ies)"
+                   + (f", {len(spool)} spool file(s)" if spool else ""))
+        if not done["scrubbed"]:
+            click.echo("memhooks: another process held the store's WAL; its old pages go at the "
+                       "next `memhooks forget` or checkpoint", err=True)
+        if team == "done":
+            click.echo("removed from the team store")
+        elif team is not None:
+            click.echo(f"team store not updated yet ({team}); the next push sends it", err=True)
+    finally:
+        conn.close()
+
+
+def _brief(doc: dict) -> dict:
+    return {k: doc[k] for k in ("id", "source_tool", "url", "library_id", "title", "bytes")}
+
+
+def _emit(result: dict) -> None:
+    from memhooks.cli.results import emit
+
+    emit("forget", result)
+
+
+def _show(docs: list, preview: dict, dry_run: bool) -> None:
+    head = "would forget" if dry_run else "forgetting"
+    click.echo(f"{head} {len(docs)} document(s), {preview['bytes']} bytes; {len(preview['events'])} "
+               f"journal event(s), {preview['captures']} capture(s), {preview['tier2']} tier2 entr(ies):")
+    for doc in docs[:50]:
+        click.echo(_line(doc))
+    if len(docs) > 50:
+        click.echo(f"  … and {len(docs) - 50} more")
+
+
+def _scrub_spool(found: list[str]) -> list[str]:
+    from memhooks.store.forget import scrub_spool
+    from memhooks.store.journal import _spool_dirs
+
+    return scrub_spool(_spool_dirs(db_path()), found)
+
+
+def _tell_team(conn) -> str | None:
+    """Send the forgotten hashes to the team store when one is configured: 'done', None
+    (no team store), or why not yet (the next push sends them)."""
+    try:
+        from memhooks.team.settings import configured
+    except ImportError:
+        return None
+    if not configured():
+        return None
+    try:
+        from memhooks.team.push import push_forgets
+        from memhooks.team.runner import run
+        from memhooks.team.store import TeamError
+    except ImportError as exc:  # the team extra is not installed
+        return f"team extra missing: {exc.name}"
+    try:
+        run("push", conn, lambda c, pg: {"forgotten": push_forgets(c, pg)}, respect_backoff=False)
+        return "done"
+    except TeamError as exc:
+        return str(exc)

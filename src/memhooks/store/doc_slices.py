@@ -1,0 +1,40 @@
+"""Bounded reads of captured text for the serve decision (standard library only; the
+PreToolUse hook imports it).
+
+The serve decision reads at most a fixed number of bytes of a document (`substr` on its
+UTF-8 blob, so the bound is in bytes and SQLite does the cutting), and asks the FTS
+index, not the text, which documents hold a word. Every value is bound as a parameter.
+"""
+
+from memhooks.store.queries import PREFIX_MIN_CHARS, fts_term
+
+__all__ = ["PREFIX_MIN_CHARS", "document_head_bytes", "document_sizes", "documents_with_word"]
+
+
+def document_head_bytes(conn, doc_id: int, limit: int) -> bytes | None:
+    """The first `limit` bytes of a document's text, UTF-8; None when there is no such
+    document. A cut may split a character: decode with errors="ignore"."""
+    row = conn.execute("SELECT substr(CAST(coalesce(content, '') AS BLOB), 1, ?) FROM documents"
+                       " WHERE id = ?", (int(limit), doc_id)).fetchone()
+    return None if row is None else bytes(row[0] or b"")
+
+
+def document_sizes(conn, ids: list[int]) -> dict[int, int]:
+    """id -> the `bytes` column (size of the stored text), for the ids that exist."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {int(i): int(n or 0) for i, n in conn.execute(
+        f"SELECT id, bytes FROM documents WHERE id IN ({marks})", list(ids))}
+
+
+def documents_with_word(conn, prefix: str, ids: list[int]) -> set[int]:
+    """Those of `ids` whose title or text has a word starting with `prefix` (FTS5; a prefix
+    shorter than PREFIX_MIN_CHARS only as a whole word, as every FTS query here)."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    match = fts_term(prefix, len(prefix) >= PREFIX_MIN_CHARS)
+    return {int(r[0]) for r in conn.execute(
+        "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+        f" AND +rowid IN ({marks})", (match, *ids))}

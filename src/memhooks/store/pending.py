@@ -1,0 +1,49 @@
+"""The journal's pending events, read by a lookup that must not wait for an ingest (standard
+library only; used on hot paths). Read-only, bounded in rows and in time."""
+
+import os
+import sqlite3
+import time
+
+
+def open_journal(db: str, budget_s: float):
+    """The journal beside the store `db`, read-only, every statement stopped once `budget_s`
+    has passed; None when there is no journal or it cannot be opened."""
+    from memhooks.config import journal_path
+    from memhooks.store.reader import connect_reader
+
+    path = journal_path(db)
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn = connect_reader(path)
+    except sqlite3.Error:
+        return None
+    deadline = time.monotonic() + budget_s
+    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    return conn
+
+
+def newest_tool_events(conn, tool_suffixes: tuple, limit: int) -> list:
+    """(tool_name, payload) of the newest pending PostToolUse events whose tool name (as the
+    capture hook recorded it) ends with one of `tool_suffixes`, newest first; [] when the
+    journal cannot answer within its budget."""
+    like = " OR ".join("tool_name LIKE ? ESCAPE '\\'" for _ in tool_suffixes)
+    escaped = ("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in tool_suffixes)
+    try:
+        return conn.execute(
+            "SELECT tool_name, payload FROM events WHERE state = 'pending'"  # noqa: S608
+            f" AND hook_event_name = 'PostToolUse' AND ({like}) ORDER BY id DESC LIMIT ?",
+            (*escaped, limit)).fetchall()
+    except sqlite3.Error:
+        return []  # no events table yet, locked, or over the budget
+
+
+def has_pending_answers(conn) -> bool:
+    """Whether any pending event could add an answer (a SessionStart never does)."""
+    try:
+        return conn.execute(
+            "SELECT 1 FROM events WHERE state = 'pending'"
+            " AND coalesce(hook_event_name, '') <> 'SessionStart' LIMIT 1").fetchone() is not None
+    except sqlite3.Error:
+        return False
