@@ -93,8 +93,8 @@ def reindex(db) -> None:
 
 
 def pack_all(db) -> int:
-    from memhooks.store.compact import pack_settled
     from memhooks.store.connect import connect
+    from memhooks.store.packs import pack_settled
 
     with closing(connect(str(db))) as conn:
         return pack_settled(conn, min_events=1)
@@ -157,7 +157,7 @@ def test_packs_hold_settled_events_and_reindex_rebuilds_the_same(store):
 
 
 def test_small_packs_merge_into_full_ones(store, monkeypatch):
-    from memhooks.store import compact, queries, stats_queries
+    from memhooks.store import packs, queries, stats_queries
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -167,9 +167,9 @@ def test_small_packs_merge_into_full_ones(store, monkeypatch):
         pack_all(store)
     assert db_rows(store, "SELECT count(*) FROM event_packs") == [(6,)]
     before = snapshot(store)
-    monkeypatch.setattr(compact, "PACK_EVENTS", 100)
+    monkeypatch.setattr(packs, "PACK_EVENTS", 100)
     with closing(connect(str(store))) as conn:
-        assert compact.merge_packs(conn) == 6  # two runs of three packs
+        assert packs.merge_packs(conn) == 6  # two runs of three packs
         assert queries.tool_use_ids(conn, "m4") == {f"toolu_{160 + i:06d}" for i in range(40)}
         assert {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)} == {"done": 240}
     assert db_rows(store, "SELECT events FROM event_packs ORDER BY first_id") == [(119,), (120,)]
@@ -194,6 +194,39 @@ def test_a_heal_projects_packed_events_again(store):
         before["docs"], before["tier2"], before["captures"])
 
 
+def test_packs_and_bodies_of_a_damaged_journal_are_salvaged(store):
+    """A journal damaged in its `events` pages: capture goes on in a fresh one, and the
+    ingester copies back the packs and the bodies they refer to; reindex rebuilds from them."""
+    from memhooks.store import health
+
+    ingest(store)
+    events = mixed_events(120, 30)
+    journal(store, events + [dict(events[0], tool_use_id="toolu_last")])  # the row left unpacked:
+    ingest(store)  # a repeat, so the damaged page loses no document
+    pack_all(store)
+    before = snapshot(store)
+    jf = journal_file(store)
+    conn = sqlite3.connect(str(jf))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    pages = [r[0] for r in conn.execute("SELECT pageno FROM dbstat WHERE name = 'events'")]
+    conn.close()
+    data = bytearray(jf.read_bytes())
+    for page in pages:
+        start = (page - 1) * page_size
+        data[start + 8:start + 400] = os.urandom(392)
+    jf.write_bytes(bytes(data))
+    assert health.heal_journal(str(store), "test")
+    r = subprocess.run([sys.executable, str(ROOT / "src" / "memhooks" / "_entry.py"), "ingest"],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert db_rows(jf, "SELECT sum(events) FROM event_packs") == [(120,)]
+    assert db_rows(jf, "SELECT count(*) FROM blobs")[0][0] > 0
+    reindex(store)
+    after = snapshot(store)
+    assert (after["docs"], after["tier2"]) == (before["docs"], before["tier2"])
+
+
 def test_packed_events_count_in_stats_and_the_transcript_import(store):
     from memhooks.store import queries, stats_queries
     from memhooks.store.connect import connect
@@ -211,9 +244,9 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
 
 
 def test_packed_events_can_be_dropped_by_a_rule(store):
-    """compact.rewrite_packs (for `forget`): the events a rule drops leave the packs; the rest
+    """packs.rewrite_packs (for `forget`): the events a rule drops leave the packs; the rest
     stay, and reindex rebuilds from them only."""
-    from memhooks.store import compact, queries
+    from memhooks.store import packs, queries
     from memhooks.store.connect import connect
     from memhooks.store.sqlite_file import transaction
 
@@ -224,10 +257,10 @@ def test_packed_events_can_be_dropped_by_a_rule(store):
     pack_all(store)
     with closing(connect(str(store))) as conn:
         with transaction(conn):
-            assert compact.rewrite_packs(conn, lambda ev: ev["session_id"] != "drop") == 10
+            assert packs.rewrite_packs(conn, lambda ev: ev["session_id"] != "drop") == 10
         assert queries.tool_use_ids(conn, "drop") == set()
         assert len(queries.tool_use_ids(conn, "keep")) == 10
-        compact.pack_settled(conn, min_events=1)
+        packs.pack_settled(conn, min_events=1)
     reindex(store)
     assert db_rows(store, "SELECT count(*) FROM captures") == [(10,)]
 
@@ -236,7 +269,7 @@ def _every_journal_text(db) -> str:
     """Everything the journal holds, decompressed: events' payloads, blobs, packs."""
     import zlib
 
-    from memhooks.store.compact import pack_lines
+    from memhooks.store.packs import pack_lines
 
     conn = sqlite3.connect(journal_file(db))
     out = []

@@ -18,7 +18,7 @@ from memhooks.config import canonical_path, db_path
 from memhooks.log import log_exception
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store import compact, health, journal
+from memhooks.store import compact, health, journal, packs
 from memhooks.store.admission import Refused
 from memhooks.store.connect import connect, transaction
 from memhooks.store.journal import CACHE_WRITE_EVENT, drain_spool
@@ -362,9 +362,9 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
         report.reads = fold_reads_log(conn, db)
     # Packed events a reindex (or a heal) asked for again: one pack at a time back into the
     # journal, projected in id order with the rows around them, and packed again.
-    while max_events is None and (upto := compact.take_pending_pack(conn)) is not None:
+    while max_events is None and (upto := packs.take_pending_pack(conn)) is not None:
         _ingest_rows(conn, report, None, upto)
-        compact.pack_settled(conn, upto=upto, min_events=1)
+        packs.pack_settled(conn, upto=upto, min_events=1)
     _ingest_rows(conn, report, max_events, None)
     return report
 
@@ -401,12 +401,12 @@ def reindex(conn, db: str | None = None) -> IngestReport:
     re-derived. Warm results (Context7 API answers) are a network cache, not
     journal-derived, and are kept. Failed events stay failed; events over the
     size cap were never complete. Access counts (reader history) are kept by content.
-    Packed events are projected again too (memhooks.store.compact), in id order.
+    Packed events are projected again too (memhooks.store.packs), in id order.
     """
     with transaction(conn):
         clear_derived(conn)
         journal.requeue_derived(conn)
-        compact.requeue_packs(conn)
+        packs.requeue_packs(conn)
     report = ingest_pending(conn, db)
     with transaction(conn):
         restore_access(conn)

@@ -151,7 +151,7 @@ def plan(conn, docs: list) -> dict:
             f" AND ({clause})", chunk)}
     # The journal's compacted forms (memhooks.store.compact): the bodies kept once, and
     # the references and packed events that hold a needle or point at such a body.
-    from memhooks.store.compact import carriers
+    from memhooks.store.packs import carriers
 
     blobs, compacted = carriers(conn, found, {d["content_hash"] for d in docs})
     events |= compacted
@@ -183,7 +183,8 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         for chunk in _chunks(hashes):
             conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",  # noqa: S608
                          chunk)
-        from memhooks.store.compact import drop_blobs, rewrite_packs
+        from memhooks.store.compact import drop_blobs
+        from memhooks.store.packs import rewrite_packs
 
         gone = set(done["events"])
         rewrite_packs(conn, lambda ev: ev["id"] not in gone)  # packed ones come back, then go

@@ -31,7 +31,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from memhooks.store import compact
+from memhooks.store import compact, packs
 from memhooks.store.sqlite_file import transaction
 from memhooks.store.vacuum import free_bytes, incremental_mode, release, store_bytes
 
@@ -130,15 +130,15 @@ def prune(conn, db: str, *, older_than_s: float | None = None, max_bytes: int | 
     the ingest lock. A dry run changes nothing and estimates what would go."""
     now = time.time() if now is None else now
     report = PruneReport(dry_run=dry_run, cap=max_bytes)
-    if compact.pending_packs(conn):
+    if packs.pending_packs(conn):
         # A reindex is under way: its documents are not all back yet, and their bodies
         # would look unneeded.
         report.before, report.reclaimable = _measure(conn, db)
         report.after = report.before
         return report
     if not dry_run:
-        compact.pack_settled(conn, min_events=1, now=now)  # every body linked to its documents
-        compact.merge_packs(conn, now)
+        packs.pack_settled(conn, min_events=1, now=now)  # every body linked to its documents
+        packs.merge_packs(conn, now)
         release(conn, fts=False)
     report.before, report.reclaimable = _measure(conn, db)
     projects = current_projects(conn, now, project)
@@ -218,8 +218,8 @@ def enforce_cap(conn, db: str, cap: int | None = None) -> PruneReport | None:
     from memhooks.config import max_store_bytes
 
     cap = max_store_bytes() if cap is None else cap
-    compact.pack_settled(conn)
-    compact.merge_packs(conn)
+    packs.pack_settled(conn)
+    packs.merge_packs(conn)
     release(conn, fts=False)  # the rows packed or compacted left free pages
     size, _ = _measure(conn, db)
     if size <= cap:
