@@ -39,23 +39,10 @@ class ReadTotals:
     def apply(self, conn) -> int:
         """Write the totals (inside the caller's transaction) and start again. Returns the
         lines they counted."""
-        conn.executemany(
-            "INSERT INTO counters (project, tier, outcome, count, last_at) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT (project, tier, outcome) DO UPDATE SET count = count + excluded.count,"
-            " last_at = max(coalesce(last_at, 0), excluded.last_at)",
-            [(p or "", t, o, n, at) for (p, t, o), (n, at) in self.counters.items()])
-        # A document read (a tier2 hit, a served call, a search, an MCP tool): its access
-        # count, and who read it that day.
-        conn.executemany(
-            "UPDATE documents SET access_count = access_count + ?,"
-            " last_accessed_epoch = max(coalesce(last_accessed_epoch, 0), ?) WHERE content_hash = ?",
-            [(n, int(at), h) for (h, _o, _day), (n, at) in self.reads.items()])
-        conn.executemany(
-            "INSERT INTO document_reads (content_hash, origin, day, reads, last_at)"
-            " SELECT content_hash, ?, ?, ?, ? FROM documents WHERE content_hash = ?"
-            " ON CONFLICT (content_hash, origin, day) DO UPDATE SET reads = reads + excluded.reads,"
-            " last_at = max(coalesce(last_at, 0), excluded.last_at)",
-            [(origin, day, n, at, h) for (h, origin, day), (n, at) in self.reads.items()])
+        from memhooks.store.projections import fold_read_totals
+
+        fold_read_totals(conn, [(p or "", t, o, n, at) for (p, t, o), (n, at) in self.counters.items()],
+                         [(h, o, day, n, at) for (h, o, day), (n, at) in self.reads.items()])
         lines, self.lines = self.lines, 0
         self.counters, self.reads = {}, {}
         return lines
