@@ -144,7 +144,10 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
                                 (limit, PACK_EVENTS)).fetchall()
             if not rows:
                 return packed
-            lines, sessions, size, tally = [], set(), 0, {}
+            lines: list[str] = []
+            sessions: set = set()
+            tally: dict = {}
+            size = 0
             for row in rows:
                 text, session = _line(row, conn, now)
                 lines.append(text)
@@ -178,7 +181,8 @@ def merge_packs(conn, now: float | None = None) -> int:
     now = time.time() if now is None else now
     merged = 0
     while True:
-        run, total = [], 0
+        run: list[int] = []
+        total = 0
         for pack, events, pending in conn.execute(
                 "SELECT id, events, pending FROM event_packs ORDER BY first_id"):
             if pending or events >= PACK_EVENTS // 2:
@@ -201,7 +205,9 @@ def _merge(conn, run: list[int], now: float) -> int:
     from memhooks.store.sqlite_file import transaction
 
     with transaction(conn):
-        lines, sessions, tally = [], set(), {}
+        lines: list[str] = []
+        sessions: set = set()
+        tally: dict = {}
         for pack in run:
             row = conn.execute("SELECT data, pending FROM event_packs WHERE id = ?", (pack,)).fetchone()
             if row is None or row[1]:
