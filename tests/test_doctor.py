@@ -52,8 +52,8 @@ def doctor(env, *args, **extra):
     return invoke(env, "doctor", *args, **extra)
 
 
-def as_json(env, **extra):
-    proc = doctor(env, "--json", **extra)
+def as_json(env, *args, **extra):
+    proc = doctor(env, "--json", *args, **extra)
     return proc, {r["name"]: r for r in json.loads(proc.stdout)}
 
 
@@ -174,15 +174,15 @@ def test_context7_reachable_and_key_never_printed(env, httpserver):
         {"results": [{"id": "/facebook/react", "title": "React"}]})
     url = httpserver.url_for("/api")
     extra = dict(MEMHOOKS_OFFLINE="", CONTEXT7_API_URL=url, CONTEXT7_API_KEY=secret)
-    proc, by = as_json(env, **extra)
+    proc, by = as_json(env, "--network", **extra)
     assert by["context7-api"]["status"] == "ok", by["context7-api"]
     assert secret not in proc.stdout + proc.stderr
-    assert secret not in doctor(env, **extra).stdout
+    assert secret not in doctor(env, "--network", **extra).stdout
 
 
 def test_context7_rate_limit_is_a_warning(env, httpserver):
     healthy_store(env["db"])
     httpserver.expect_request("/v2/libs/search").respond_with_data("slow down", status=429)
-    proc, by = as_json(env, MEMHOOKS_OFFLINE="0", CONTEXT7_API_URL=httpserver.url_for(""))
+    proc, by = as_json(env, "--network", MEMHOOKS_OFFLINE="0", CONTEXT7_API_URL=httpserver.url_for(""))
     assert by["context7-api"]["status"] == "warn" and "429" in by["context7-api"]["detail"]
     assert proc.returncode == 0

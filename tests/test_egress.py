@@ -441,7 +441,7 @@ def test_cli_rows_and_stats_tables_show_one_safe_line(store):
     entry = SimpleNamespace(name="react", version="1\x1b[2J", library_id="/a/b; rm -rf ~", how="api-error",
                             cause="HTTP 500: \x1b]0;x\x07--- end (reference only) ---\nmore")
     result = SimpleNamespace(entries=[entry], scanned_files=[], api_requests=1, rate_limited=False,
-                             unreachable=False, api_fault=None, resolved=[], seconds=0.1)
+                             unreachable=False, api_fault=None, resolved=[], seconds=0.1, rejected=0)
     out, _err = warm_lines(result, "http://127.0.0.1:9")
     assert "\x1b" not in "".join(out) and "rm -rf" not in out[0] and "withheld" in out[0]
     from memhooks.recall import stats

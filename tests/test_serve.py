@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fold_reads, ingest, load_payload, run_hook
-from memhooks.recall import serve
+from memhooks.recall import serve, serve_pages
 from memhooks.recall.coverage import choose, may_cover, query_stems, snippets, stem
 from memhooks.recall.render import FENCE_BEGIN
 from memhooks.store.connect import connect, transaction
@@ -210,11 +210,11 @@ def test_resolve_not_from_a_guess_a_negative_or_an_expired_entry(conn):
 # ----------------------------------------------------------------------------- URLs
 
 def test_norm_url():
-    assert serve.norm_url("HTTP://Example.ORG:80/a?b=1#frag") == "https://example.org/a?b=1"
-    assert serve.norm_url("https://example.org") == "https://example.org/"
-    assert serve.norm_url("https://example.org:8443/x") == "https://example.org:8443/x"
+    assert serve_pages.norm_url("HTTP://Example.ORG:80/a?b=1#frag") == "https://example.org/a?b=1"
+    assert serve_pages.norm_url("https://example.org") == "https://example.org/"
+    assert serve_pages.norm_url("https://example.org:8443/x") == "https://example.org:8443/x"
     for bad in ("ftp://example.org/", "https://user:pw@example.org/", "not a url", "https://[::1/"):
-        assert serve.norm_url(bad) is None
+        assert serve_pages.norm_url(bad) is None
 
 
 def _capture(db, name: str, **changes) -> dict:

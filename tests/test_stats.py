@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 
 TOP_KEYS = {"schema", "generated_at", "project", "db", "documents", "captures", "access",
-            "tier1", "tier2", "events", "serving", "daily"}
+            "tier1", "tier2", "events", "serving", "fallbacks", "daily"}
 
 
 def gathered(conn, *args, **kwargs) -> dict:

@@ -33,13 +33,22 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture
 def page(store, tmp_path):
     """A store filled from the recorded transcripts, read by the agent (MCP tool code) and by
-    the user (`memhooks search`), with a hostile title; then `stats --html`."""
+    the user (`memhooks search`), with calls served from the store and a hostile title; then
+    `stats --html`."""
     assert run([*MEMHOOKS, "import-transcripts", "--json", FIXTURES]).returncode == 0
     # and one live capture today (the transcripts keep their recorded dates)
     from conftest import load_payload, run_hook
 
     assert run_hook("post-tool-use", load_payload("exa_web_search"),
                     env=dict(os.environ, MEMHOOKS_NO_SPAWN="1")).returncode == 0
+    # a Context7 docs call captured, then repeated in two sessions: both answered from the store
+    docs = load_payload("c7_query_docs")
+    assert run_hook("post-tool-use", docs, env=dict(os.environ, MEMHOOKS_NO_SPAWN="1")).returncode == 0
+    assert run([*MEMHOOKS, "stats", "--json"]).returncode == 0  # a reader ingests it
+    call = {k: v for k, v in docs.items() if k not in ("tool_response", "duration_ms")}
+    for session in ("served-1", "served-2"):
+        served = run_hook("pre-tool-use", dict(call, hook_event_name="PreToolUse", session_id=session))
+        assert b"permissionDecision" in served.stdout
     from memhooks.cli.mcp_server import tool_get, tool_search
 
     for _ in range(3):
@@ -87,9 +96,15 @@ def test_page_renders_in_headless_chromium(page, tmp_path):
     assert got >= 1 and recent - 2 <= got <= recent  # window edges are whole UTC days
     assert sum(int(v) for v in bars[30:60]) >= 4  # agent reads (3 searches + 1 get)
     assert "Most read by the agent" in rendered and 'id="most-read"' in rendered
+    served = rendered[rendered.index('<section id="served">'):]
+    served = served[:served.index("</section>")]
+    assert "Served from the store" in served and 'id="served-by-tool"' in served
+    assert "context7-docs" in served and "/facebook/react" in served and 'class="hbar"' in served
+    assert sum(int(v) for v in bars[60:90]) == 2  # calls avoided today
     assert "<script" not in rendered.split("</style>", 1)[1].lower()
     shot = tmp_path / "stats.png"
-    r = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1100,1800", url)
+    # tall enough to show the served-from-the-store section below the charts and tables
+    r = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1100,2800", url)
     assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     keep = Path(os.environ.get("MEMHOOKS_SCREENSHOT_DIR", tmp_path))

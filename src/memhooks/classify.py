@@ -120,6 +120,7 @@ def _rx(pattern: str, ignorecase: bool = False):
     """Compiled on first use: lc-cache-write imports this module and seldom needs a regex."""
     got = _compiled.get(pattern)
     if got is None:
+        # lazy: `re` only when a pattern is needed (lc-cache-write imports this module)
         import re
 
         got = _compiled[pattern] = re.compile(pattern, re.IGNORECASE if ignorecase else 0)

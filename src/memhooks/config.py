@@ -3,7 +3,7 @@
 import os
 import sys
 
-from memhooks.files import APP, LOG_NAME
+from memhooks.files import APP, LOG_NAME, write_log_line
 
 #: the package's stdlib-only entry script, run by detached children (ingest, warm)
 ENTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_entry.py")
@@ -67,8 +67,6 @@ def _refused(name: str, raw: str) -> None:
     if name in _REFUSED:
         return
     _REFUSED.add(name)  # also guards the log, which asks for db_path() itself
-    from memhooks.files import write_log_line
-
     write_log_line(log_path(), f"{name}={raw!r} is not an absolute path: ignored, using the default location")
 
 
@@ -125,13 +123,12 @@ def file_settings(db: str | None = None) -> dict:
     ident = (path, st.st_ino, st.st_size, st.st_mtime_ns)
     if _FILE[0] == ident:
         return _FILE[1]
+    # lazy: the TOML reader only when a settings file exists
     from memhooks.config_file import load
 
     try:
         values = load(path)
     except (OSError, ValueError) as exc:
-        from memhooks.files import write_log_line
-
         write_log_line(log_path(db), f"settings file ignored: {exc}")
         values = {}
     _FILE[:] = [ident, values]

@@ -71,6 +71,7 @@ def parse_size(text: str) -> int | None:
 def load(path: str) -> dict:
     """The settings in the file at `path` ({} when it is missing). Raises ValueError for a
     file that is not TOML, or not a regular file of at most MAX_FILE_BYTES."""
+    # lazy: tomllib only when a settings file exists (hot paths read settings)
     from memhooks.files import open_regular
 
     fd = open_regular(path, os.O_RDONLY)
@@ -232,6 +233,7 @@ def dumps(values: dict) -> str:
 
 def save(path: str, values: dict) -> None:
     """Write the file atomically, 0600, in the store's 0700 folder."""
+    # lazy: only for `memhooks config set`
     from memhooks.files import make_private_dirs
 
     folder = os.path.dirname(path)

@@ -70,6 +70,7 @@ def _drop_escapes(s: str) -> str:
     """`s` without its ESC sequences, each removed whole (linear: see _ESC_PATTERN)."""
     global _ESC_RE
     if _ESC_RE is None:
+        # lazy: `re` only for text holding an escape sequence
         import re
 
         _ESC_RE = re.compile(_ESC_PATTERN)
@@ -117,6 +118,7 @@ def _table() -> dict:
     """str.translate table: code point -> folded ASCII, or None (removed)."""
     global _TABLE
     if _TABLE is None:
+        # lazy: the confusables table (large) only when a fence candidate is checked
         from memhooks import _confusables as data
 
         table: dict = {}
@@ -138,6 +140,7 @@ def _rule2_pattern():
     then anything but letters and digits, then begin or end as a whole word; the match runs
     to the end of the line. Possessive repetition: linear."""
     if not _RULE2:
+        # lazy: `re` only when the pattern is first needed
         import re
 
         words = "|".join(_FENCE_WORDS)
@@ -151,6 +154,7 @@ def fold(text: str) -> str:
     where they were; characters with no ASCII look-alike stay as they are."""
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_FOLD).decode("ascii")
+    # lazy: unicodedata only when folding non-ASCII text
     import unicodedata
 
     return unicodedata.normalize("NFKD", text).translate(_table())
@@ -241,6 +245,7 @@ def one_line(text, max_chars: int = 200) -> str:
         s = s[: max_chars * 4 + 64]  # bounded work for huge fields
     s = clean(s)
     if not s.isascii():
+        # lazy: unicodedata only for non-ASCII text
         import unicodedata
 
         s = "".join(" " if ch.isspace() or unicodedata.category(ch)[0] in "CZ" else ch for ch in s)

@@ -21,6 +21,7 @@ MAX_PATTERN = 1024
 
 
 def pause_path(db: str) -> str:
+    # lazy: gate is the leaf every hot path reads first; config loads with the check that needs it
     from memhooks.config import beside
 
     return beside(db, PAUSE_NAME)
@@ -28,6 +29,7 @@ def pause_path(db: str) -> str:
 
 def paused_until(db: str, now: float | None = None) -> float | None:
     """The pause's end (an epoch; inf: until resumed), or None when not paused."""
+    # lazy: gate is the leaf every hot path reads first; files loads with the check that needs it
     from memhooks.files import open_regular
 
     fd = open_regular(pause_path(db), os.O_RDONLY)
@@ -51,6 +53,7 @@ def paused_until(db: str, now: float | None = None) -> float | None:
 
 def pause(db: str, until: float | None) -> str:
     """Write the pause file (atomically, 0600); `until` None pauses until resumed."""
+    # lazy: only for `memhooks pause`
     from memhooks.files import make_private_dirs
 
     path = pause_path(db)
@@ -79,6 +82,7 @@ def has_ignore_file(project: str) -> bool:
         st = os.lstat(os.path.join(project, IGNORE_NAME))
     except (OSError, ValueError):
         return False
+    # lazy: stat only when an ignore file exists
     import stat
 
     return stat.S_ISREG(st.st_mode)
@@ -86,6 +90,7 @@ def has_ignore_file(project: str) -> bool:
 
 def patterns() -> list[str]:
     """The exclusion globs, `~` expanded, normalised (a trailing slash dropped)."""
+    # lazy: gate is the leaf every hot path reads first; config loads with the check that needs it
     from memhooks.config import setting
 
     raw = setting("MEMHOOKS_EXCLUDE")
@@ -222,6 +227,7 @@ def top_level_string(raw: bytes, key: bytes, limit: int = 4096) -> str | None:
 def hook_project(raw: bytes) -> str:
     """The project a hook payload belongs to: CLAUDE_PROJECT_DIR, else the payload's
     top-level `cwd` (scanned, not parsed), else the working directory; canonical."""
+    # lazy: gate is the leaf every hot path reads first; config loads with the check that needs it
     from memhooks.config import project_dir
 
     if os.environ.get("CLAUDE_PROJECT_DIR", "").strip():

@@ -32,13 +32,12 @@ def _rule(index: int, kind: type):
     key = (index, kind)
     got = _compiled.get(key)
     if got is None:
+        # lazy: `re` only when a rule's trigger is present (capture hook, every tool call)
         import re
 
         _family, _group, _triggers, pattern, repl = RULES[index]
         rx = re.compile(pattern.encode() if kind is bytes else pattern)
-        if isinstance(repl, str) and kind is bytes:
-            repl = repl.encode()
-        got = _compiled[key] = (rx, repl)
+        got = _compiled[key] = (rx, repl.encode() if isinstance(repl, str) and kind is bytes else repl)
     return got
 
 

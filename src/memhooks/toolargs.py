@@ -62,6 +62,7 @@ def exa_fetch_urls(args) -> list[str] | None:
         parsed = None
         if text.startswith("["):
             try:
+                # lazy: the JSON reader only for a JSON-encoded URL list
                 from memhooks._jsonlite import loads
 
                 parsed = loads(text)

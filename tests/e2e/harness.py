@@ -2,7 +2,12 @@
 
 How it fits together
 --------------------
-* ``install_claude()`` runs ``npm install @anthropic-ai/claude-code@CLAUDE_CODE_VERSION``
+* The tests run on two CLIs (the ``claude_bin`` fixture is parametrized): ``pinned``,
+  ``CLAUDE_CODE_VERSION``, an older release the tests support, and ``newest``, whatever
+  ``npm view @anthropic-ai/claude-code version`` answers when the tests start (asked once
+  per run; ``MEMHOOKS_E2E_NEWEST=<version>`` names it instead; when it is the pinned version,
+  the ``newest`` cases are skipped as duplicates). ``-k pinned`` / ``-k newest`` pick one.
+* ``install_claude(version)`` runs ``npm install @anthropic-ai/claude-code@<version>``
   into a cache folder outside git (``$MEMHOOKS_E2E_CACHE/<version>`` or
   ``~/.cache/memhooks-e2e/<version>``), reusing it when present, and returns the native
   ``claude`` binary (it comes from the optional dependency
@@ -48,8 +53,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The exact Claude Code CLI version the e2e tests run against (one place to bump).
-CLAUDE_CODE_VERSION = "2.1.332"
+# The pinned Claude Code CLI version the e2e tests run against besides the newest one (one
+# place to bump): the oldest release they are checked on (docs/serving.md, "CLI versions").
+CLAUDE_CODE_VERSION = "2.1.197"
+PACKAGE = "@anthropic-ai/claude-code"
+#: binary path -> its version, for the CLIs the fixture installed
+VERSION_OF: dict[str, str] = {}
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -108,11 +117,33 @@ def find_claude_binary(folder: Path, version: str = CLAUDE_CODE_VERSION) -> Path
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def newest_version() -> str:
+    """The newest release on the npm registry (`npm view`), asked once per test run."""
+    named = os.environ.get("MEMHOOKS_E2E_NEWEST", "").strip()
+    if named:
+        return named
+    npm = shutil.which("npm")
+    if not npm:
+        raise InstallError("npm is not on PATH")
+    try:
+        proc = subprocess.run([npm, "view", PACKAGE, "version"], capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise InstallError(f"npm view {PACKAGE} version failed: {e}") from e
+    version = proc.stdout.strip().splitlines()[-1].strip() if proc.stdout.strip() else ""
+    if proc.returncode != 0 or not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", version):
+        raise InstallError(f"npm view {PACKAGE} version said {proc.stdout[-200:]!r} "
+                           f"(rc={proc.returncode}): {proc.stderr[-500:]}")
+    return version
+
+
 def install_claude(version: str = CLAUDE_CODE_VERSION) -> Path:
     """Install (or reuse) the pinned CLI and return its native binary; InstallError if impossible."""
     folder = cache_dir(version)
     found = find_claude_binary(folder, version)
     if found:
+        VERSION_OF[str(found)] = version
         return found
     npm = shutil.which("npm")
     if not npm:
@@ -135,6 +166,7 @@ def install_claude(version: str = CLAUDE_CODE_VERSION) -> Path:
         raise InstallError(f"npm install timed out: {e}") from e
     found = find_claude_binary(folder, version)
     if found:
+        VERSION_OF[str(found)] = version
         return found
     tail = (proc.stderr or proc.stdout or "")[-1500:]
     raise InstallError(f"npm install @anthropic-ai/claude-code@{version} failed (rc={proc.returncode}): {tail}")
@@ -293,6 +325,26 @@ class SessionResult:
                          "status": int(m.group(4)), "ms": int(m.group(5))})
         return runs
 
+    def hook_runs_logged(self) -> bool:
+        """Whether this CLI's debug log names every hook run with its status and time
+        (2.1.296 and later); older ones log only failures and hooks that printed something."""
+        try:
+            return "finished with status" in self.debug_file.read_text(errors="replace")
+        except OSError:
+            return False
+
+    def hook_errors(self) -> list[str]:
+        """Hook runs the debug log reports as failed, in either CLI's format: a non-zero
+        status (newer), or `"Hook <Event>:<matcher> (<Event>) error:` (2.1.197 and such)."""
+        out = [f"{h['event']}:{h['matcher']} {h['command']} status {h['status']}"
+               for h in self.hook_runs(include_recorder=True) if h["status"] != 0]
+        try:
+            text = self.debug_file.read_text(errors="replace")
+        except OSError:
+            return out
+        out += [m.group(0) for m in re.finditer(r"Hook (\w+):(\S*) \((\w+)\) error:[^\n]{0,300}", text)]
+        return out
+
     def debug_tail(self, n: int = 4000) -> str:
         try:
             return self.debug_file.read_text(errors="replace")[-n:]
@@ -316,6 +368,7 @@ class E2EEnv:
     def __init__(self, root: Path, claude: Path, *, lockfiles: bool = True) -> None:
         self.root = Path(os.path.realpath(root))
         self.claude = claude
+        self.cli_version = VERSION_OF.get(str(claude), CLAUDE_CODE_VERSION)
         self.project = self.root / "project"
         self.home = self.root / "home"
         self.db = self.root / "memhooks.db"
@@ -560,7 +613,7 @@ def save_payload_fixtures(env: E2EEnv, result: SessionResult, dest: Path, prefix
     index_path = dest / "INDEX.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {}
     index.update(
-        cli_version=CLAUDE_CODE_VERSION,
+        cli_version=env.cli_version,
         generated_by="MEMHOOKS_E2E_SAVE_PAYLOADS=1 pytest -m e2e tests/e2e (tests/e2e/harness.py)",
         placeholders=sorted(set(repl.values())),
         note=("Each file is the exact stdin JSON of one hook call. hook_env lists the CLAUDE* "
@@ -598,21 +651,33 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _claude_bin() -> Path:
-    """The pinned CLI's native binary, npm-installed once into the cache folder."""
+CLIS = ("pinned", "newest")
+
+
+def cli_version(which: str) -> str:
+    return CLAUDE_CODE_VERSION if which == "pinned" else newest_version()
+
+
+def _claude_bin(request) -> Path:
+    """The CLI's native binary (`pinned` or `newest`), npm-installed once into the cache folder."""
+    import pytest
+
     if not shutil.which("openssl"):
         unavailable("openssl is needed for the WebFetch TLS page")
     try:
-        return install_claude()
+        version = cli_version(request.param)
+        if request.param == "newest" and version == CLAUDE_CODE_VERSION:
+            pytest.skip(f"the newest CLI is the pinned one ({version}): its cases run as `pinned`")
+        return install_claude(version)
     except InstallError as e:
-        unavailable(f"cannot install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}: {e}")
+        unavailable(f"cannot install {PACKAGE} ({request.param}): {e}")
     raise AssertionError("unreachable")
 
 
 def _fixture():
     import pytest
 
-    return pytest.fixture(scope="session", name="claude_bin")(_claude_bin)
+    return pytest.fixture(scope="session", name="claude_bin", params=CLIS)(_claude_bin)
 
 
 claude_bin = _fixture()  # e2e test modules import it: `from harness import claude_bin`

@@ -76,7 +76,7 @@ def sanitise(text: str, env: harness.E2EEnv, result: harness.SessionResult) -> s
 
 
 def main() -> int:
-    claude = harness.install_claude()
+    claude = harness.install_claude(harness.newest_version())  # the fixtures come from the newest CLI
     DEST.mkdir(parents=True, exist_ok=True)
     for name, (script, allow) in SESSIONS.items():
         with tempfile.TemporaryDirectory(prefix="memhooks-rec-") as tmp:

@@ -7,6 +7,10 @@ shared/reference/context7-and-exa.md):
   ``- Key: value`` blocks separated by ``\\n----------\\n``.
 * ``query-docs`` {libraryId, query} → the raw docs markdown (``### Title``,
   ``Source: <url>``, description, fenced code), containing ``DOCS_PHRASE``.
+* ``STUB_C7_FAIL=rate-limit`` in the environment: every ``query-docs`` answers Context7's
+  rate-limit text as ordinary text (``RATE_LIMITED``, no ``isError``), except the queries
+  listed (``\n``-separated) in ``STUB_C7_ISERROR``, which get it with ``isError: true``
+  (the CLI then fires PostToolUseFailure).
 
 Run as a script: ``python stub_context7.py``.
 """
@@ -102,7 +106,14 @@ def resolve(args: dict) -> str:
     return "Available Libraries:\n\n" + "\n----------\n".join(blocks)
 
 
-def query_docs(args: dict) -> str:
+RATE_LIMITED = ("Rate limited or quota exceeded. Upgrade your plan at https://context7.com/plans "
+                "for higher limits.")
+
+
+def query_docs(args: dict):
+    if os.environ.get("STUB_C7_FAIL") == "rate-limit":
+        failing = os.environ.get("STUB_C7_ISERROR", "").split("\n")
+        return (RATE_LIMITED, True) if args.get("query") in failing else RATE_LIMITED
     lib = args.get("libraryId") or args.get("context7CompatibleLibraryID") or args.get("libraryID") or ""
     text = DOCS.get(str(lib).split("@")[0].rstrip("/"))
     if text is None:

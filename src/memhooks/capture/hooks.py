@@ -1,7 +1,9 @@
 """Hook entry points (standard library only on the capture path).
 
-`post_tool_use`: journal the raw payload, start a detached ingester, print
-nothing. `session_start`: journal, warm the cache, print one JSON object.
+`post_tool_use`: journal the raw payload, start a detached ingester, and print nothing,
+or, when the live call failed and the store has the answer, one JSON object giving the
+model that answer (memhooks.recall.fallback). `session_start`: journal, warm the cache,
+print one JSON object.
 Both exit 0 on anything; errors go to memhooks.log beside the DB.
 """
 
@@ -9,10 +11,10 @@ import os
 import sys
 
 
-def _journal_stdin(hook_event_name: str) -> tuple[str | None, int | None]:
-    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id);
-    (None, None) for a project excluded from capture, or while memhooks is paused
-    (memhooks.gate): nothing is journaled."""
+def _journal_stdin(hook_event_name: str) -> tuple[str | None, int | None, bytes]:
+    """Read stdin and journal it; spool it if the journal is unusable. Returns (db, id, the
+    payload as read when it was read whole, else b''); (None, None, b'') for a project
+    excluded from capture, or while memhooks is paused (memhooks.gate): nothing is journaled."""
     # lazy: the capture hook runs under `python -I -S`; in this module each function imports
     # what it uses when it runs, so a hook loads only its own path's modules.
     from memhooks.capture.payload import read_capped
@@ -22,8 +24,8 @@ def _journal_stdin(hook_event_name: str) -> tuple[str | None, int | None]:
     raw, total = read_capped(sys.stdin.buffer)
     db = db_path()
     if blocked(db, hook_project(raw)):
-        return None, None
-    return db, _journal(db, raw, total, hook_event_name)
+        return None, None, b""
+    return db, _journal(db, raw, total, hook_event_name), raw if total == len(raw) else b""
 
 
 def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
@@ -120,17 +122,29 @@ def spawn_ingest(db: str) -> bool:
 
 
 def post_tool_use() -> int:
-    # lazy: the log only when something failed
+    """Journal the event (first: nothing is lost), start the ingester, then give a fallback
+    answer when the live call failed and the store has one: one JSON object, or nothing."""
+    # lazy: the fallback decision once the event is safe; the log only when something failed
+    out = None
     try:
-        db, _ = _journal_stdin("PostToolUse")
+        db, _, raw = _journal_stdin("PostToolUse")
         if db is not None:
             spawn_ingest(db)
+            from memhooks.recall.fallback import fallback_output
+
+            out = fallback_output(raw, db)
     except BaseException:  # noqa: BLE001 - a hook never breaks the session
         try:
             from memhooks.log import log_exception
 
             log_exception("post-tool-use")
         except BaseException:  # noqa: BLE001 - not even its log
+            pass
+    if out:
+        try:
+            sys.stdout.buffer.write(out.encode("utf-8", "replace"))  # whatever the locale
+            sys.stdout.buffer.flush()
+        except BaseException:  # noqa: BLE001 - stdout closed: the live answer stands
             pass
     return 0
 

@@ -16,6 +16,7 @@ WARM_STATUS = {
     "api-error": "API error",
     "api-timeout": "API timeout",
     "api-rate-limited": "rate limited",
+    "rejected": "rejected",
     "unresolved": "not asked",
 }
 API_NEEDED = {"warm-api", "not-found", "api-error", "api-timeout", "api-rate-limited", "unresolved"}
@@ -102,7 +103,9 @@ def warm_json(project: str, result) -> dict:
             "api_fault": result.api_fault, "api_fault_detail": result.api_fault_detail,
             "api_until": result.api_until, "scan_complete": result.scan_complete,
             "scan_budget": result.scan_budget, "skipped": result.skipped,
-            "seconds": round(result.seconds, 3), "errors": result.errors}
+            "seconds": round(result.seconds, 3), "errors": result.errors,
+            # search results left out because they were another library than the name asked
+            "rejected": result.rejected}
 
 
 def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
@@ -120,6 +123,10 @@ def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
     out.append(f"{len(result.resolved)}/{len(result.entries)} resolved from {n_files} "
                f"file{_s(n_files)} in {result.seconds:.2f}s "
                f"({n_req} API request{_s(n_req)})")
+    if result.rejected:
+        n = result.rejected
+        out.append(f"{n} Context7 answer{_s(n)} rejected: the result did not match the name asked "
+                   "(left out: not cached, not told to the agent).")
     if waiting:
         # lazy: warm code loads only for the output that needs it (CLI start-up)
         from memhooks.warm.resolve import _fault_words, _until_words

@@ -26,20 +26,43 @@ def _store(as_json: bool = False, json_extra: dict | None = None, *, create: boo
     return open_store(ingest=True)
 
 
+def _for_people(people: bool | None) -> bool:
+    """--snippets (True) or --fenced (False) as given; neither: the people's view when stdout
+    is a terminal, the fenced one in a pipe, a file or an agent's shell."""
+    from memhooks.termtext import is_terminal
+
+    return people if people is not None else is_terminal()
+
+
+VIEW_HELP = ("--snippets: the view for people (the default when stdout is a terminal). "
+             "--fenced: the agent-facing text, each stored text inside the reference-only "
+             "fence with the note that explains it (the default in a pipe).")
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=10, show_default=True,
               help="How many results, 1 to 100 (the MCP tool takes the same bounds).")
+@click.option("--full", is_flag=True, help="Each hit's whole text instead of a snippet.")
+@click.option("--snippets/--fenced", "people", default=None, help=VIEW_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--team", "team", is_flag=True, help="Search the team store (PostgreSQL) instead.")
-def search_cmd(query, limit, as_json, team):
+def search_cmd(query, limit, full, people, as_json, team):
     """Search every cached document (BM25, titles weighted above bodies).
 
-    Any text is a valid QUERY. Each result counts as one access."""
+    Any text is a valid QUERY. Each result counts as one access.
+
+    \b
+    At a terminal: ranked hits, each with its title, library, URL, age and a
+    few lines of snippet, wrapped to the terminal's width (--full: whole texts;
+    long output goes through the pager). In a pipe (scripts, agents): the
+    agent-facing form, every stored text inside the reference-only fence.
+    --snippets / --fenced choose either one; --json is the same everywhere."""
     # lazy: each command's library code loads in that command only (CLI start-up)
     from memhooks.recall import render, search
 
     conn = _store(as_json, {"query": query, "count": 0, "results": []}, create=team)
+    bodies = None
     try:
         if team:
             from memhooks.team.search import TeamError
@@ -51,12 +74,25 @@ def search_cmd(query, limit, as_json, team):
                 raise Fail(f"team search: {exc}") from None
         else:
             results = search.search_documents(conn, query, limit, origin="user")
+        if full:  # the whole texts, not counted again (the search counted each hit)
+            docs = [search.get_document(conn, r["id"], 0, touch=False) for r in results]
+            bodies = {d["id"]: d["content"] for d in docs if d is not None}
     finally:
         conn.close()
     if as_json:
+        if bodies is not None:
+            results = [{**r, "content": bodies.get(r["id"])} for r in results]
         echo_json("search", {"query": query, "count": len(results),
                    "results": [render.fenced(r) for r in results]})
         return
+    if _for_people(people):
+        from memhooks.cli._people import page, results_text
+        from memhooks.termtext import width
+
+        page(results_text(query, results, width=width(), bodies=bodies))
+        return
+    if bodies is not None:
+        results = [{**r, "snippet": bodies.get(r["id"], r.get("snippet"))} for r in results]
     click.echo(render.results_markdown(query, results, person=True))
 
 
@@ -64,9 +100,17 @@ def search_cmd(query, limit, as_json, team):
 @click.argument("doc_id", metavar="ID")
 @click.option("--max-chars", type=int, default=20_000, show_default=True,
               help="Cut the text after this many characters (0 = everything).")
+@click.option("--snippets/--fenced", "people", default=None,
+              help="--snippets (the default at a terminal): the text for people, paged when "
+                   "longer than the screen. --fenced (the default in a pipe): the agent-facing "
+                   "form inside the reference-only fence.")
 @click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
-def show_cmd(doc_id, max_chars, as_json):
-    """Print one cached document by ID (counts one access)."""
+def show_cmd(doc_id, max_chars, people, as_json):
+    """Print one cached document by ID (counts one access).
+
+    At a terminal the text is wrapped to its width and a long document goes through the
+    pager ($PAGER, else less); in a pipe it is printed whole, inside the reference-only
+    fence."""
     from memhooks.recall import render, search
 
     conn = _store(as_json, {"id": doc_id})
@@ -78,6 +122,12 @@ def show_cmd(doc_id, max_chars, as_json):
         raise Fail(f"no document with id {render.one_line(doc_id, 40)}")
     if as_json:
         echo_json("show", render.fenced(doc))
+        return
+    if _for_people(people):
+        from memhooks.cli._people import document_text, page
+        from memhooks.termtext import width
+
+        page(document_text(doc, width=width()))
         return
     click.echo(render.document_markdown(doc))
 

@@ -100,6 +100,7 @@ class Warm(BaseModel):
     files: list[str]
     api_requests: Count
     rate_limited: bool
+    rejected: Count
 
 
 class DoctorCheck(_Result):

@@ -85,7 +85,7 @@ def _first_matched(conn, base_ids: set[str]) -> set[str]:
     return {base.lower() for base in (repo_of(lid)[0] for lid in ids) if base and base.lower() in wanted}
 
 
-def public(doc: dict, matched: set[str] = frozenset()) -> dict:
+def public(doc: dict, matched: set[str] | frozenset[str] = frozenset()) -> dict:
     """A document's columns as a result: what it is, where it came from, how to cite it.
     `matched`: unversioned library IDs (lower-case) picked by disambiguation."""
     base, _ = repo_of(doc.get("library_id"))
@@ -101,6 +101,7 @@ def public(doc: dict, matched: set[str] = frozenset()) -> dict:
         "topic": doc.get("topic") or meta.get("query"),
         "version": doc.get("version"),
         "created_at": doc.get("created_at"),
+        "created_at_epoch": doc.get("created_at_epoch"),
         "access_count": doc.get("access_count") or 0,
         "last_accessed_epoch": doc.get("last_accessed_epoch"),
         "bytes": doc.get("bytes"),
@@ -132,7 +133,7 @@ def _fts_ids(conn, match: str, limit: int) -> list[tuple[int, float]]:
         return []
 
 
-def _fts_search(conn, tokens: list[str], limit: int) -> tuple[list[tuple[int, float, str]], str | None]:
+def _fts_search(conn, tokens: list[str], limit: int) -> tuple[list[tuple[int, float | None, str]], str | None]:
     """AND (exact words, then with prefixes when that found fewer than `limit`),
     then OR the same way when AND found nothing. Returns (hits, the FTS query used)."""
     prefixable = any(len(t) >= queries.PREFIX_MIN_CHARS for t in tokens)
@@ -140,9 +141,11 @@ def _fts_search(conn, tokens: list[str], limit: int) -> tuple[list[tuple[int, fl
     for op in ops:
         how = "fts" if op == "AND" else "fts-any"
         match = queries.fts_query(tokens, op)
+        if match is None:
+            break  # no tokens
         hits = _fts_ids(conn, match, limit)
         if len(hits) < limit and prefixable:
-            wider = queries.fts_query(tokens, op, prefix=True)
+            wider = queries.fts_query(tokens, op, prefix=True) or match
             more = _fts_ids(conn, wider, limit)
             if len(more) > len(hits):
                 hits, match = more, wider
@@ -211,8 +214,8 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
             snippet = _text_head(conn, doc_id, WHOLE_DOC_CHARS + 1)  # short: the whole text, verbatim
         elif how == "substring":
             snippet = _substring_snippet(conn, doc_id, needle or "")
-        else:
-            snippet = _fts_snippet(conn, match, doc_id) or _text_head(conn, doc_id)
+        else:  # an FTS hit: `match` is the query that found it
+            snippet = (_fts_snippet(conn, match, doc_id) if match else None) or _text_head(conn, doc_id)
         out = public(doc, matched)
         if stamp is not None:
             out["access_count"] += 1

@@ -25,21 +25,25 @@ import os
 import sys
 import time
 
-from memhooks._jsonlite import dumps_str, loads, loads_object, loads_strings
+from memhooks._jsonlite import dumps_str, loads, loads_strings
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
+from memhooks.recall.serve_pages import EXA_FETCH, answer_exa_fetch, answer_webfetch
+from memhooks.recall.served import Served
+from memhooks.recall.served import num as _num
+from memhooks.recall.served import off as _off
+from memhooks.recall.served import q as _q
+from memhooks.recall.served import s as _s
 from memhooks.store import provenance, queries
 from memhooks.store.migrations import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
 TOP_DOCS = 4               # read after BM25 ranking
-MAX_URLS = 10
 # No `json` or `re` on the decision path: together they are the largest imports of a hook
 # run (`re` brings `enum`). JSON is read with the C scanner and strings are written with the
 # C encoder (`_json`); names and IDs are checked with string methods. `re` is imported only
 # when captured text has to be cut into snippets (memhooks.recall.coverage).
 _C7_TOOLS = ("resolve-library-id", "query-docs", "get-library-docs")
-EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 SNIPPET_JOIN = "\n\n--------------------------------\n\n"
 
 
@@ -52,28 +56,13 @@ def _canon(value):
     return value
 
 
-def _num(name: str, default: float) -> float:
-    from memhooks.config import number  # the environment, else the settings file
-    return number(name, default)
-
-
-def _off(name: str) -> bool:
-    from memhooks.config import setting
-    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
-
-
-class Served:
-    def __init__(self, kind: str, text: str, doc_ids=(), library_id=None, live_bytes=0):
-        self.kind, self.text, self.doc_ids = kind, text, list(doc_ids)
-        self.library_id, self.live_bytes = library_id, live_bytes
-
-
 # ----------------------------------------------------------------------------- tools
 
-def classify(tool_name) -> str | None:
-    """'context7-resolve', 'context7-docs', 'webfetch', 'exa-fetch', or None (not served)."""
+def classify(tool_name, switches: bool = True) -> str | None:
+    """'context7-resolve', 'context7-docs', 'webfetch', 'exa-fetch', or None (not served;
+    with `switches`, also when MEMHOOKS_SERVE_CONTEXT7 / _EXA / _WEBFETCH turn the tool off)."""
     if tool_name == "WebFetch":
-        return None if _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
+        return None if switches and _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
     if not isinstance(tool_name, str) or len(tool_name) > 200:
         return None
     # The PreToolUse matcher (memhooks.tools.SERVE_MATCHER): a tool it can answer, on a server
@@ -86,35 +75,12 @@ def classify(tool_name) -> str | None:
     if not server:
         return None
     if tool in _C7_TOOLS and server_has_word(server, "context7"):
-        if _off("MEMHOOKS_SERVE_CONTEXT7"):
+        if switches and _off("MEMHOOKS_SERVE_CONTEXT7"):
             return None
         return "context7-resolve" if tool == "resolve-library-id" else "context7-docs"
-    if tool in EXA_FETCH and server_has_word(server, "exa") and not _off("MEMHOOKS_SERVE_EXA"):
+    if tool in EXA_FETCH and server_has_word(server, "exa") and not (switches and _off("MEMHOOKS_SERVE_EXA")):
         return "exa-fetch"
     return None
-
-
-def _s(value, limit: int = 2000) -> str:
-    return value.strip() if isinstance(value, str) and len(value) <= limit else ""
-
-
-def _q(text, limit: int = 160) -> str:  # a value in the header: its checked one-line form, quoted
-    from memhooks.egress import one_line
-
-    return dumps_str(one_line(text, limit))
-
-
-def _served_head(what: str, when: str, asked: str) -> str:
-    return (f"[memhooks cache] Answered from the local memhooks cache, not by the live tool (this is "
-            f"not an error): {what}, captured {when} {asked}. For a live answer, repeat this identical call.")
-
-
-def _wrap(head: str, body: str, max_chars: int) -> str:  # stored text: fenced, or in head via _q
-    from memhooks.egress import REFERENCE_NOTE, clean, fence
-
-    if len(body) > max_chars:
-        body = body[:max_chars].rstrip() + "\n[memhooks: cut here; repeat the call for the full text]"
-    return f"{clean(head)}\n{REFERENCE_NOTE}\n{fence(body)}"
 
 
 # ----------------------------------------------------------------------------- library IDs
@@ -148,12 +114,15 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 
 # ----------------------------------------------------------------------------- answers
 
-def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served | None:
+def answer_resolve(conn, tool_input: dict, project: str, now: float,
+                   max_age: float | None = None) -> Served | None:
+    """`max_age` (a fallback): a tier1 entry that expired at most that long ago will do."""
     from memhooks.store.queries import find_tier1
 
     name = _s(tool_input.get("libraryName"), 200)
     if not name:
         return None
+    now = now - (max_age or 0.0)
     hit = find_tier1(conn, name, project, now)
     if not hit or hit.get("matched") in ("first", "none", "error") or not hit.get("library_id"):
         return None
@@ -179,12 +148,12 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float) -> Served |
     source = provenance.resolve_source(hit.get("origin"), hit.get("matched"))
     from memhooks.recall.render import when_utc
 
-    head = _served_head(f"Context7 library ID for {_q(name, 80)}", when_utc(at), f"from {source}")
-    return Served("context7-resolve", _wrap(head, body, 4000), library_id=lid)
+    return Served("context7-resolve", f"Context7 library ID for {_q(name, 80)}", when_utc(at),
+                  f"from {source}", body, 4000, library_id=lid, at=at)
 
 
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
-                max_chars: int, budget) -> Served | None:
+                max_chars: int, budget, max_age: float | None = None) -> Served | None:
     from memhooks.recall import coverage as cv
     from memhooks.toolargs import context7_docs_args
 
@@ -194,6 +163,7 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         return None
     base, ver = parsed
     ttl, pinned_ttl = _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0), _num("MEMHOOKS_SERVE_PINNED_TTL_S", 30 * 86400.0)
+    ttl, pinned_ttl = max(ttl, max_age or 0.0), max(pinned_ttl, max_age or 0.0)  # a fallback: longer
     since = {k: now - pinned_ttl for k in _keys(base, ver)} if ver else {base: now - ttl}
     if ver is None:
         pin = pinned_version(conn, project, base)
@@ -233,116 +203,37 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
 
     when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
-    head = _served_head(f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
-                 when, f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}{provenance.team_note(conn, used)}")
     live = max(docwindows.sizes(conn, used).values())
-    return Served("context7-docs", _wrap(head, body, max_chars), used, lid, live)
-
-
-def norm_url(url: str) -> str | None:
-    """Scheme and host lower-cased, http upgraded to https (as WebFetch does), default
-    port and fragment dropped, an empty path made `/`. Query strings are kept as written."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        p = urlsplit(url.strip())
-        host, port = (p.hostname or "").lower(), p.port
-    except ValueError:
-        return None
-    if p.scheme.lower() not in ("http", "https") or not host or p.username or p.password:
-        return None
-    netloc = f"[{host}]" if ":" in host else host
-    if port and port not in (80, 443):
-        netloc += f":{port}"
-    return urlunsplit(("https", netloc, p.path or "/", p.query, ""))
-
-
-def _url_variants(url: str, norm: str) -> list[str]:
-    out = [url, url.strip(), norm, "http" + norm[5:]]
-    if norm.endswith("/") and norm.count("/") == 3:
-        out += [norm[:-1], "http" + norm[5:-1]]
-    return list(dict.fromkeys(out))
-
-
-def _pages(conn, url: str, source_tool: str, tools: tuple, since: float) -> list:
-    """Fresh documents captured for this URL (the same page once normalised), newest first."""
-    norm = norm_url(url)
-    if norm is None:
-        return []
-    rows = queries.captured_pages(conn, _url_variants(url, norm), source_tool, tools)
-    return [r for r in rows if norm_url(r["url"] or "") == norm and (r["at"] or 0) >= since]
-
-
-def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
-    from memhooks.toolargs import webfetch_offset
-    url, prompt = _s(tool_input.get("url")), _s(tool_input.get("prompt"), 20000)
-    offset = webfetch_offset(tool_input)  # a page read from another offset is another answer
-    if not url or not prompt or offset is None:
-        return None
-    since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
-    want = " ".join(prompt.split())
-    for r in _pages(conn, url, "webfetch", (), since):
-        m = loads_object(r["metadata"])
-        if " ".join(str(m.get("prompt") or "").split()) != want or m.get("offset", -1) != offset:
-            continue
-        from memhooks.recall.render import when_utc
-
-        asked = f"for the prompt {_q(prompt)}{provenance.team_note(conn, [r['id']])}"
-        head = _served_head(f"WebFetch of {_q(url, 200)}", when_utc(r["at"]), asked)
-        page = m.get("bytes") if isinstance(m.get("bytes"), int) else 0
-        return Served("webfetch", _wrap(head, r["content"] or "", max_chars), [r["id"]], None,
-                      (r["bytes"] or 0) + max(0, page))
-    return None
-
-
-def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int) -> Served | None:
-    """Per URL: each URL asked needs a page a fetch stored for exactly that URL, as asked."""
-    from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls
-
-    urls = exa_fetch_urls(tool_input)
-    if not urls or len(urls) > MAX_URLS:
-        return None
-    since = now - _num("MEMHOOKS_SERVE_WEB_TTL_S", _num("MEMHOOKS_TIER2_TTL_S", 4 * 3600.0))
-    parts, ids, times, live = [], [], [], 0
-    for url in urls:
-        rows = [r for r in _pages(conn, url, "exa", EXA_FETCH, since)
-                if loads_object(r["metadata"]).get("keyed_by") == EXA_KEYED_BY]
-        if not rows:
-            return None
-        page = rows[0]
-        parts.append(f"# {' '.join(str(page['title'] or page['url']).split())}\nURL: {page['url']}\n\n"
-                     f"{page['content'] or ''}")
-        ids.append(page["id"])
-        times.append(page["at"])
-        live += page["bytes"] or 0
-    from memhooks.recall.render import when_utc
-
-    head = _served_head(f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}", when_utc(min(times)),
-                 f"for {_q(', '.join(urls), 300)}")
-    return Served("exa-fetch", _wrap(head, "\n\n---\n\n".join(parts), max_chars), ids, None, live)
+    asked = f"for the quer{'ies' if len(used) > 1 else 'y'} {topics}{provenance.team_note(conn, used)}"
+    return Served("context7-docs", f"Context7 docs for {lid} ({len(chosen)} snippet{'s' * (len(chosen) > 1)})",
+                  when, asked, body, max_chars, used, lid, live, times[0])
 
 
 def decide(conn, tool_name, tool_input, project: str, now: float | None = None,
-           deadline: float | None = None) -> Served | None:
+           deadline: float | None = None, max_age: float | None = None) -> Served | None:
     """The served answer for one tool call, or None (the call goes to the live tool). The whole
     decision, SQL and Python, stops at `deadline` (time.monotonic(); by default the budget from
-    now): then None, and an answer found after it is dropped too."""
-    return within(conn, deadline, _decide, conn, tool_name, tool_input, project, now)
+    now): then None, and an answer found after it is dropped too. `max_age` (seconds): the
+    fallback's staleness (memhooks.recall.fallback), which widens every freshness rule to it
+    and ignores the per-tool serve switches; the other rules are the same."""
+    return within(conn, deadline, _decide, conn, tool_name, tool_input, project, now, max_age)
 
 
-def _decide(conn, tool_name, tool_input, project: str, now: float | None, budget) -> Served | None:
+def _decide(conn, tool_name, tool_input, project: str, now: float | None, max_age,
+            budget) -> Served | None:
     now = time.time() if now is None else now
-    kind = classify(tool_name)
+    kind = classify(tool_name, switches=max_age is None)
     if kind is None or not isinstance(tool_input, dict):
         return None
     max_chars = int(_num("MEMHOOKS_SERVE_MAX_CHARS", 12000))
     if kind == "context7-resolve":
-        return answer_resolve(conn, tool_input, project, now)
+        return answer_resolve(conn, tool_input, project, now, max_age)
     if kind == "context7-docs":
-        return answer_docs(conn, tool_name.rsplit("__", 1)[-1], tool_input, project, now, max_chars, budget)
+        return answer_docs(conn, tool_name.rsplit("__", 1)[-1], tool_input, project, now, max_chars,
+                           budget, max_age)
     if kind == "webfetch":
-        return answer_webfetch(conn, tool_input, now, max_chars)
-    return answer_exa_fetch(conn, tool_input, now, max_chars)
+        return answer_webfetch(conn, tool_input, now, max_chars, max_age)
+    return answer_exa_fetch(conn, tool_input, now, max_chars, max_age)
 
 
 # ----------------------------------------------------------------------------- the hook

@@ -121,6 +121,7 @@ class Events(_Strict):
 class _Served(_Strict):
     calls_avoided: Count
     bytes_served: Count
+    tokens_served_est: Count
     tokens_saved_est: int
 
 
@@ -139,11 +140,47 @@ class ServedByDay(_Served):
 class Serving(_Strict):
     calls_avoided: Count
     bytes_served: Count
+    tokens_served_est: Count
     tokens_saved_est: int
     insisted: Count
     by_tool: list[ServedByTool]
     by_library: list[ServedByLibrary]
     by_day: list[ServedByDay]
+
+
+class _Fallback(_Strict):
+    fallbacks: Count
+    bytes: Count
+
+
+class FallbackByTool(_Fallback):
+    tool: str | None
+
+
+class FallbackByLibrary(_Fallback):
+    library_id: str
+
+
+class FallbackByDay(_Fallback):
+    day: str
+
+
+class FallbackByReason(_Fallback):
+    reason: str
+
+
+class FallbackByField(_Fallback):
+    field: str | None  # updatedToolOutput, updatedMCPToolOutput or additionalContext
+
+
+class Fallbacks(_Strict):
+    fallbacks: Count
+    bytes: Count
+    by_tool: list[FallbackByTool]
+    by_library: list[FallbackByLibrary]
+    by_day: list[FallbackByDay]
+    by_reason: list[FallbackByReason]
+    by_field: list[FallbackByField]
 
 
 class Daily(_Strict):
@@ -166,6 +203,7 @@ class StatsReport(_Strict):
     tier2: Tier
     events: Events
     serving: Serving
+    fallbacks: Fallbacks
     daily: Daily
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from memhooks.termtext import tokens
+
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
 
@@ -46,6 +48,20 @@ def sparkline(values: list[int]) -> str:
     return "".join("·" if v <= 0 else SPARK[max(1, round(v / top * (len(SPARK) - 1)))] for v in values)
 
 
+def hbar(value: int, top: int, width: int = 12) -> str:
+    """A horizontal bar of `value` against the largest `top` (a lone row gets a full bar;
+    no rows, or a top of 0, no bar at all)."""
+    if top <= 0 or value <= 0:
+        return ""
+    return "█" * max(1, round(value / top * width))
+
+
+def token_words(n: int, unit: bool = True) -> str:
+    """An estimate of tokens that never reads like a failure: `< 1k tokens`, `~12k tokens`."""
+    words = tokens(n)
+    return words if unit else words.removesuffix(" tokens")
+
+
 def _short_path(path: str, width: int) -> str:
     return path if len(path) <= width else "…" + path[-(width - 1):]
 
@@ -55,8 +71,38 @@ CHART_ROWS = (("captures", "captures"), ("agent_reads", "agent reads"),
 
 
 def is_empty(data: dict) -> bool:
-    return not (data["documents"]["count"] or data["captures"]["count"] or data["events"]["total"]
-                or data["tier1"]["total"])
+    """Nothing useful stored yet: no document, capture, tier1 entry or served call. Events
+    alone (say one rate-limited call, skipped) do not count: such a store gets the same next
+    steps as an empty one."""
+    return not (data["documents"]["count"] or data["captures"]["count"] or data["tier1"]["total"]
+                or (data.get("serving") or {}).get("calls_avoided"))
+
+
+def events_note(data: dict) -> str:
+    """For a store with nothing useful: what its journal holds (empty when nothing)."""
+    e = data["events"]
+    if not e["total"]:
+        return ""
+    states = ", ".join(f"{n:,} {state}" for state, n in e["by_state"].items() if n)
+    reasons = e.get("skip_reasons") or e.get("failure_reasons") or []
+    why = ""
+    if reasons:
+        from memhooks.egress import one_line  # noqa: PLC0415 - lazy: only for this note
+
+        why = f"; most often: {one_line(reasons[0]['reason'], 80)}"
+    return (f"The journal holds {plural(e['total'], 'event')} ({states}), none of them "
+            f"documentation yet{why}.")
+
+
+SERVED_NONE = ("Served from the store: nothing yet. A repeated Context7, Exa or WebFetch call "
+               "is answered from here when the captured docs cover it (docs/serving.md).")
+
+
+def served_headline(sv: dict) -> str:
+    return (f"Served from the store: {plural(sv['calls_avoided'], 'call')} avoided, "
+            f"{_bytes(sv['bytes_served'])} served ({token_words(sv.get('tokens_served_est', 0))}), "
+            f"{token_words(sv['tokens_saved_est'])} saved (est.), "
+            f"{plural(sv['insisted'], 'repeat')} let through")
 
 
 def render(data: dict, console=None) -> None:
@@ -82,6 +128,9 @@ def render(data: dict, console=None) -> None:
     console.print(f"store: {_short_path(db['path'], 72)}", highlight=False, no_wrap=True,
                   overflow="ellipsis")
     if is_empty(data):
+        note = events_note(data)
+        if note:
+            console.print("\n" + note, highlight=False, markup=False)
         console.print("\nNothing captured yet. Next:", highlight=False)
         for line in next_steps_lines():
             console.print(line, highlight=False, markup=False)
@@ -94,7 +143,10 @@ def render(data: dict, console=None) -> None:
                       highlight=False)
         for key, label in CHART_ROWS:
             values = daily.get(key) or [0] * len(days)
-            console.print(f"  {label:<14}{sparkline(values)}  {sum(values):>7,}", highlight=False)
+            if sum(values):
+                console.print(f"  {label:<14}{sparkline(values)}  {sum(values):>7,}", highlight=False)
+            else:  # no empty axis: say so
+                console.print(f"  {label:<14}none in these {len(days)} days", highlight=False)
         console.print("")
 
     docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({_bytes(d['bytes'])})",
@@ -152,16 +204,25 @@ def render(data: dict, console=None) -> None:
 
     sv = data.get("serving") or {}
     if sv.get("calls_avoided") or sv.get("insisted"):
-        served = Table(title=f"Served from the store: {plural(sv['calls_avoided'], 'call')} avoided, "
-                             f"{_bytes(sv['bytes_served'])}, ~{sv['tokens_saved_est']:,} tokens saved, "
-                             f"{plural(sv['insisted'], 'repeat')} let through", title_justify="left")
-        for col in ("by", "calls avoided", "bytes served", "tokens saved (est.)"):
-            served.add_column(col, justify="left" if col == "by" else "right")
-        for key, rows in (("tool", sv["by_tool"]), ("library_id", sv["by_library"]), ("day", sv["by_day"])):
+        console.print(served_headline(sv), highlight=False, markup=False)
+        for key, label in (("tool", "tool"), ("library_id", "library")):
+            rows = sv["by_tool" if key == "tool" else "by_library"]
+            if not rows:
+                continue
+            top_calls = max(r["calls_avoided"] for r in rows)
+            served = Table(title=f"Served by {label}", title_justify="left")
+            for col, just in ((label, "left"), ("calls", "right"), ("", "left"), ("bytes", "right"),
+                              ("tokens", "right"), ("saved (est.)", "right")):
+                served.add_column(col, justify=just, overflow="ellipsis",
+                                  max_width=36 if col == label else None)
             for r in rows:
-                served.add_row(cell(f"{key.split('_')[0]} {r[key]}", 200), f"{r['calls_avoided']:,}",
-                               _bytes(r["bytes_served"]), f"{r['tokens_saved_est']:,}")
-        console.print(served)
+                served.add_row(cell(r[key] or "(none)", 200), f"{r['calls_avoided']:,}",
+                               hbar(r["calls_avoided"], top_calls, 6), _bytes(r["bytes_served"]),
+                               token_words(r.get("tokens_served_est", 0), False),
+                               token_words(r["tokens_saved_est"], False))
+            console.print(served)
+    else:
+        console.print(SERVED_NONE, highlight=False, markup=False)
 
     disk = Table(title=f"On disk: {_bytes(db['store_bytes'])} of the {_bytes(db['cap_bytes'])} cap",
                  title_justify="left", show_header=False)
@@ -190,17 +251,24 @@ def render(data: dict, console=None) -> None:
             for r in e[key]:
                 reasons.add_row(cell(r["reason"], 300), f"{r['count']:,}")
             console.print(reasons)
+    from memhooks.recall import stats_fallbacks  # noqa: PLC0415 - its own block
+
+    stats_fallbacks.render(data, console)
 
 
 # ----------------------------------------------------------------------------- HTML
 
 def _svg_bars(values: list[int], days: list[str], label: str, css: str) -> str:
-    """One inline SVG bar chart (no script, no external anything)."""
+    """One inline SVG bar chart (no script, no external anything); with nothing to draw, a
+    sentence instead of an empty axis. Bars are at most MAX_BAR_W wide (one bar is a bar,
+    not a block)."""
     w, h, pad = 600, 110, 20
     n = max(1, len(values))
     peak = max(values) if values else 0
-    top = peak if peak > 0 else 1
-    bw = (w - 2 * pad) / n
+    if peak <= 0:
+        return (f'<p class="none {css}">No {escape(label)} in these {len(days)} days.</p>')
+    top = peak
+    bw = min((w - 2 * pad) / n, MAX_BAR_W)
     bars = []
     for i, v in enumerate(values):
         bh = 0 if v <= 0 else max(2.0, (h - 2 * pad) * v / top)
@@ -222,6 +290,8 @@ def _svg_bars(values: list[int], days: list[str], label: str, css: str) -> str:
             "</svg>")
 
 
+MAX_BAR_W = 48.0
+
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
 max-width:980px;padding:0 1rem;color:#1d2330;background:#fafbfc}
@@ -239,7 +309,38 @@ th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #eef1f5;verti
 td.r,th.r{text-align:right}.empty{background:#fff8e6;border:1px solid #f0d9a0;border-radius:10px;
 padding:1rem 1.2rem}code{background:#eef1f5;padding:.05rem .3rem;border-radius:4px}
 footer{color:#8a92a3;font-size:.8rem;margin-top:2rem}
+p.none{color:#6b7385;margin:.4rem 0}
+td.bar{width:30%}.hbar{display:block;height:.8rem;border-radius:3px;background:#d98a2b;min-width:3px}
+#served .cards{margin-bottom:.8rem}
 """
+
+
+def _served_html(sv: dict, t, table) -> str:
+    """The served-from-the-store section: totals, then calls, bytes and tokens by tool and
+    by library, each row with a bar against the largest (CSS widths, no division by zero)."""
+    parts = ["<section id=\"served\"><h2>Served from the store</h2>"]
+    if not (sv.get("calls_avoided") or sv.get("insisted")):
+        parts.append(f"<p class=\"none\">{t(SERVED_NONE.removeprefix('Served from the store: '))}</p>")
+        return "".join(parts) + "</section>"
+    cards = [(f"{sv['calls_avoided']:,}", "calls avoided"),
+             (_bytes(sv["bytes_served"]), "served"),
+             (token_words(sv.get("tokens_served_est", 0), False), "tokens served to the agent"),
+             (token_words(sv["tokens_saved_est"], False), "tokens saved (estimate)"),
+             (f"{sv['insisted']:,}", "repeats let through")]
+    parts.append("<div class=\"cards\">" + "".join(
+        f"<div class=\"card\"><div class=\"n\">{t(n)}</div><div class=\"l\">{t(label)}</div></div>"
+        for n, label in cards) + "</div>")
+    for key, label, tid in (("tool", "tool", "served-by-tool"), ("library_id", "library", "served-by-library")):
+        rows = sv["by_tool" if key == "tool" else "by_library"]
+        top = max((r["calls_avoided"] for r in rows), default=0)
+        parts.append(f"<h3>By {label}</h3>")
+        body = [[r[key] or "(none)", f"{r['calls_avoided']:,}",
+                 ("bar", 100.0 * r["calls_avoided"] / top if top > 0 else 0.0),
+                 _bytes(r["bytes_served"]), token_words(r.get("tokens_served_est", 0), False),
+                 token_words(r["tokens_saved_est"], False)] for r in rows]
+        parts.append(table(tid, [(label, False), ("calls", True), ("", False), ("bytes", True),
+                                 ("tokens served", True), ("tokens saved (est.)", True)], body))
+    return "".join(parts) + "</section>"
 
 
 def render_html(data: dict) -> str:
@@ -269,7 +370,10 @@ def render_html(data: dict) -> str:
         f"{t(_bytes(db['total_bytes']))} on disk · generated {t(data['generated_at'])}</p>",
     ]
     if is_empty(data):
-        parts.append("<div class=\"empty\" id=\"next-steps\"><strong>Nothing captured yet.</strong> Next:<ul>"
+        note = events_note(data)
+        parts.append("<div class=\"empty\" id=\"next-steps\">"
+                     + (f"<p>{t(note)}</p>" if note else "")
+                     + "<strong>Nothing captured yet.</strong> Next:<ul>"
                      + "".join(f"<li><code>{t(cmd)}</code> — {t(why)}</li>" for cmd, why in NEXT_STEPS)
                      + "</ul></div>")
     parts.append("<div class=\"cards\">" + "".join(
@@ -285,11 +389,17 @@ def render_html(data: dict) -> str:
                      + _svg_bars(values, days, label, key.replace("_", "-")) + "</div>")
     parts.append("</div>")
 
+    def td(v, right: bool) -> str:
+        if isinstance(v, tuple) and v and v[0] == "bar":  # ("bar", percent): a CSS bar
+            pct = max(0.0, min(100.0, float(v[1])))
+            return (f"<td class=\"bar\"><span class=\"hbar\" style=\"width:{pct:.1f}%\"></span></td>"
+                    if pct > 0 else "<td class=\"bar\"></td>")
+        return f"<td{' class=r' if right else ''}>{t(v)}</td>"
+
     def table(tid: str, head: list[tuple[str, bool]], rows: list[list]) -> str:
         th = "".join(f"<th{' class=r' if r else ''}>{t(h)}</th>" for h, r in head)
-        body = "".join("<tr>" + "".join(
-            f"<td{' class=r' if head[i][1] else ''}>{t(v)}</td>" for i, v in enumerate(row)) + "</tr>"
-            for row in rows)
+        body = "".join("<tr>" + "".join(td(v, head[i][1]) for i, v in enumerate(row)) + "</tr>"
+                       for row in rows)
         if not rows:
             body = f"<tr><td colspan=\"{len(head)}\">none yet</td></tr>"
         return f"<table id=\"{tid}\"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
@@ -305,6 +415,8 @@ def render_html(data: dict) -> str:
                        [[r["id"], " ".join(str(r["title"] or "").split())[:160], r["source_tool"],
                          f"{r['agent_reads']:,}", f"{r['user_reads']:,}", r["last_accessed"] or "-"]
                         for r in a["top"]]))
+    if not is_empty(data):
+        parts.append(_served_html(sv, t, table))
     parts.append("<h2>Captures and dedup</h2>")
     parts.append(table("captures", [("", False), ("", True)], [
         ["captures", f"{c['count']:,}"], ["unique documents", f"{c['unique_documents']:,}"],
@@ -324,6 +436,9 @@ def render_html(data: dict) -> str:
     parts.append(f"<h2>Events: {e['total']:,}</h2>")
     parts.append(table("events", [("state", False), ("events", True)],
                        [[k, f"{v:,}"] for k, v in e["by_state"].items()]))
+    from memhooks.recall.stats_fallbacks import html as fallbacks_html  # noqa: PLC0415 - its own block
+
+    parts.append(fallbacks_html(data))
     parts.append("<footer>memhooks · this page is self-contained: no scripts, no network.</footer>"
                  "</body></html>\n")
     return "".join(parts)

@@ -2,8 +2,10 @@
 
 Checks: the store (opens, integrity, permissions, pending/failed events), how memhooks is
 registered (plugin layout / settings files of each scope, and that the paths they name
-exist), the Python the hooks use (≥ 3.11, imports the dependencies), and whether the
-Context7 API answers (skipped with MEMHOOKS_OFFLINE=1; the API key is never printed).
+exist), the Python the hooks use (≥ 3.11, finds its dependencies; with `deep`, imports
+them), and, with `network` only, whether the Context7 API and the team server answer
+(skipped with MEMHOOKS_OFFLINE=1; the API key and passwords are never printed). Without
+`network` and `deep` the checks touch only local files and take well under a second.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import json
 import os
 import sqlite3
 import stat
-import subprocess
 import sys
 import time
 from contextlib import closing
@@ -20,10 +21,10 @@ from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from memhooks import config
-from memhooks.bootstrap import default_state_dir, read_marker
-from memhooks.deps import MODULES as DEPS
+from memhooks.deps import MODULES as DEPS  # noqa: F401 - doctor.DEPS: what the checks need (tests/test_config.py)
 from memhooks.files import fallback_dirs
 from memhooks.setup.install import command_paths, installed_entries
+from memhooks.setup.pyprobe import plugin_pythons, probe_python
 from memhooks.store import health
 from memhooks.store.connect import connect
 from memhooks.store.journal import SPOOL_DIR, spool_dir
@@ -296,55 +297,7 @@ def check_installed(scope: str, project: str) -> tuple[Check, list[str]]:
 
 # ----------------------------------------------------------------------------- python
 
-PY_PROBE = (
-    "import sys, importlib\n"
-    "bad = []\n"
-    "for m in %r:\n"
-    "    try:\n"
-    "        importlib.import_module(m)\n"
-    "    except Exception as e:\n"
-    "        bad.append('%%s (%%s)' %% (m, type(e).__name__))\n"
-    "print('%%d.%%d.%%d' %% sys.version_info[:3])\n"
-    "print(','.join(bad))\n"
-) % (DEPS,)
-
-
-def probe_python(python: str, timeout: float = 60.0) -> tuple[str, str]:
-    """(status, detail) for an interpreter that must run the ingester / MCP server."""
-    try:
-        proc = subprocess.run([python, "-c", PY_PROBE], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, cwd=os.path.expanduser("~") or "/")
-    except (OSError, subprocess.SubprocessError) as exc:
-        return "fail", f"{python}: cannot run ({exc})"
-    lines = proc.stdout.decode("utf-8", "replace").splitlines()
-    if proc.returncode != 0 or not lines:
-        return "fail", f"{python}: cannot run (exit {proc.returncode})"
-    version = lines[0]
-    try:
-        ok_version = tuple(int(x) for x in version.split(".")[:2]) >= (3, 11)
-    except ValueError:
-        ok_version = False
-    missing = lines[1] if len(lines) > 1 else ""
-    if not ok_version:
-        return "fail", f"{python}: Python {version} (memhooks needs 3.11+)"
-    if missing:
-        return "fail", f"{python}: Python {version}, cannot import {missing}"
-    return "ok", f"{python}: Python {version}, dependencies import"
-
-
-def plugin_pythons() -> tuple[list[str], str]:
-    """Pythons the plugin shims would use, and a note."""
-    user = os.environ.get("MEMHOOKS_PYTHON", "").strip()
-    if user:
-        return [user], "MEMHOOKS_PYTHON"
-    state = default_state_dir()
-    marker = read_marker(state)
-    if marker["full"]:
-        return [marker["full"]], f"cached in {os.path.join(state, 'python.marker')}"
-    return [], f"no python with the dependencies cached in {state} yet"
-
-
-def check_pythons(hook_pythons: list[str], plugin_active: bool) -> list[Check]:
+def check_pythons(hook_pythons: list[str], plugin_active: bool, *, deep: bool = True) -> list[Check]:
     checks = []
     seen = set()
     sources: list[tuple[str, str]] = [(p, "installed hooks") for p in hook_pythons]
@@ -359,7 +312,7 @@ def check_pythons(hook_pythons: list[str], plugin_active: bool) -> list[Check]:
         if py in seen:
             continue
         seen.add(py)
-        status, detail = probe_python(py)
+        status, detail = probe_python(py, deep=deep)
         checks.append(Check("python", status, f"{detail} [{why}]"))
     return checks
 
@@ -374,9 +327,11 @@ def _safe_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def check_context7() -> Check:
+def check_context7(network: bool = True) -> Check:
     if config.offline():
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
+    if not network:
+        return Check("context7-api", "skip", "skipped (use --network)")
     from memhooks.warm.context7_api import probe  # noqa: PLC0415 - lazy: pydantic and httpx, for this network check only
 
     shown = _safe_url(config.context7_api_url())
@@ -398,10 +353,17 @@ def check_context7() -> Check:
 
 # ----------------------------------------------------------------------------- all
 
-def run_checks(project: str | None = None) -> list[Check]:
+def run_checks(project: str | None = None, *, network: bool = True, deep: bool = True,
+               progress=None) -> list[Check]:
+    """Every check, in order. `network`: also ask the Context7 API and the team server;
+    `deep`: import the dependencies in each Python (else only find them). `progress(what)` is
+    told what is being checked before each step."""
     project = project or os.getcwd()
+    say = progress or (lambda what: None)
     results: list[Check] = []
+    say("the store and the journal")
     results += check_store()
+    say("the plugin and the settings files")
     plugin = check_plugin()
     results.append(plugin)
     plugin_active = bool(os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip())
@@ -421,19 +383,27 @@ def run_checks(project: str | None = None) -> list[Check]:
                              "active: every hook runs twice (run `memhooks uninstall`)"))
     else:
         results.append(Check("registered", "ok", "plugin" if plugin_active else "settings files"))
-    results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active)
-    results.append(check_context7())
-    results.append(check_team())
+    say("the Python the hooks use")
+    results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active, deep=deep)
+    if network:
+        say(f"the Context7 API at {_safe_url(config.context7_api_url())}")
+    results.append(check_context7(network))
+    if network and configured():
+        say("the team store")
+    results.append(check_team(network))
     return results
 
 
-def check_team() -> Check:
-    """The team store (skipped when none is configured; the password is never shown)."""
+def check_team(network: bool = True) -> Check:
+    """The team store (skipped when none is configured; the password is never shown). The
+    server is asked only with `network`."""
     if not configured():
         return Check("team", "skip", "no team store configured")
     try:
         with closing(connect(config.db_path())) as conn:
-            status, detail = doctor_check(conn, network=not config.offline())
+            status, detail = doctor_check(conn, network=network and not config.offline())
     except Exception as exc:  # noqa: BLE001 - network, auth, driver errors alike: doctor reports, never raises
         return Check("team", "warn", f"cannot check the team store: {type(exc).__name__}")
+    if not network and status != "fail":
+        detail += "; server not asked (use --network)"
     return Check("team", status, detail)

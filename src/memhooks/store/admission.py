@@ -128,6 +128,7 @@ def check_provenance(value) -> str:
 def _metadata(metadata) -> str | None:
     if metadata is None or metadata == {} or metadata == "":
         return None
+    # lazy: json only for a row with metadata (lookups must not import json)
     import json
 
     if isinstance(metadata, str):
@@ -180,6 +181,7 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
     if claimed_hash is not None and claimed_hash != content_hash(content):
         raise Refused("content_hash does not match the content")
     if max_bytes is None:
+        # lazy: the classifier and config only for documents, not for tier1/tier2 writes
         from memhooks.config import max_doc_bytes
 
         max_bytes = max_doc_bytes()
@@ -299,6 +301,7 @@ TIER1_ORIGINS = ("capture", "write", "warm-local", "warm-api")
 def admit_tier1(*, project, name, library_id, origin, ttl_s, ecosystem=None, version=None,
                 versioned_id=None, matched=None, now=None, provenance: str) -> dict:
     prov = check_provenance(provenance)
+    # lazy: config and the name grammar only for tier1 writes
     from memhooks import config
     from memhooks.names import ECOSYSTEMS, valid_library_id
 
@@ -332,6 +335,7 @@ def admit_tier1(*, project, name, library_id, origin, ttl_s, ecosystem=None, ver
 def admit_tier2(*, library_id, topic, document_id, origin, ttl_s, now=None,
                 provenance: str) -> dict:
     prov = check_provenance(provenance)
+    # lazy: config only for tier2 writes
     from memhooks import config
 
     lid = library_id_or_none(library_id)

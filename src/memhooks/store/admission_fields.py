@@ -32,6 +32,7 @@ def normalise_for_hash(text: str) -> str:
 
 
 def content_hash(text: str) -> str:
+    # lazy: hashlib only when a hash is computed (lookups must not import it)
     import hashlib
 
     return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()
@@ -61,6 +62,7 @@ def _flat(s: str) -> str:
     if s.isascii():
         s = s.translate(_ASCII_CONTROLS)
     else:
+        # lazy: unicodedata only for non-ASCII text
         import unicodedata
 
         s = "".join(" " if ch != " " and (ch.isspace() or unicodedata.category(ch)[0] in "CZ")
@@ -79,6 +81,7 @@ def line(value, max_chars: int) -> str | None:
         s = s[:window]
         cut = max(s.rfind(" "), s.rfind("\n"), s.rfind("\t"))
         s = s[:cut] if cut > 0 else ""  # never keep a token the cut split (a partial secret)
+    # lazy: egress's cleaner only for a line being admitted
     from memhooks.egress import clean  # ESC sequences and controls removed whole
 
     flat = _flat(clean(_clean(s)))
@@ -111,6 +114,7 @@ def fence_like(text: str) -> bool:
             return True
     if "referenceonly" in _compact(text[:2000]):
         return True
+    # lazy: egress's confusable check only when the cheap checks pass
     from memhooks.egress import is_marker  # egress's own check: TR39 confusables and all
 
     return is_marker(text[:2000])
@@ -118,6 +122,7 @@ def fence_like(text: str) -> bool:
 
 def _compact(text: str) -> str:
     if not text.isascii():
+        # lazy: unicodedata only for non-ASCII text
         import unicodedata
 
         text = unicodedata.normalize("NFKC", text)
@@ -149,6 +154,7 @@ def url_or_none(value) -> str | None:
 
 
 def version_or_none(value) -> str | None:
+    # lazy: the name grammar only when a version is checked
     from memhooks.names import valid_version
 
     if not isinstance(value, str) or not value.strip():
@@ -158,6 +164,7 @@ def version_or_none(value) -> str | None:
 
 
 def library_id_or_none(value) -> str | None:
+    # lazy: the name grammar only when an ID is checked
     from memhooks.names import checked_library_id
 
     if not isinstance(value, str):

@@ -15,10 +15,12 @@ nothing. Cold path only.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+import sqlite_utils
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memhooks.names import normalize
@@ -71,7 +73,7 @@ class Record(BaseModel):
     row: dict
 
 
-MODELS = {"documents": DocumentRow, "libraries": LibraryRow, "tier1": Tier1Row}
+MODELS: dict[str, type[_Row]] = {"documents": DocumentRow, "libraries": LibraryRow, "tier1": Tier1Row}
 
 
 @dataclass
@@ -85,9 +87,6 @@ class ImportResult:
 
 def export_records(conn) -> Iterator[dict]:
     """Every exportable row, table by table, in a stable order."""
-    # lazy: heavy optional dependency (sqlite-utils)
-    import sqlite_utils
-
     db = sqlite_utils.Database(conn)
     for table in TABLES:
         if not db[table].exists():
@@ -107,6 +106,12 @@ PROVENANCE = "import"
 
 def _number(value) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _count(value) -> int | None:
+    """A JSON number as a count (admission clamps it); infinities and NaN are none."""
+    number = _number(value)
+    return int(number) if number is not None and math.isfinite(number) else None
 
 
 def _text(value) -> str | None:
@@ -139,7 +144,7 @@ def _import_library(conn, row: dict) -> bool:
             versions = None
     upsert_library(
         conn, library_id=row["library_id"], title=_text(row.get("title")), origin=row["origin"],
-        description=_text(row.get("description")), code_snippets=_number(row.get("code_snippets")),
+        description=_text(row.get("description")), code_snippets=_count(row.get("code_snippets")),
         reputation=_text(row.get("reputation")), trust_score=_number(row.get("trust_score")),
         benchmark_score=_number(row.get("benchmark_score")),
         versions=versions if isinstance(versions, list) else None,

@@ -28,6 +28,7 @@ def drop_payload(conn, event_id: int, columns: dict) -> None:
     """An event whose every document the user forgot keeps no raw payload: its text is
     replaced by the call's metadata (inside the ingester's transaction; the journal is
     written with secure_delete, so the old bytes are zeroed)."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     stub = {k: columns.get(k) for k in ("hook_event_name", "tool_name", "session_id",
@@ -91,7 +92,7 @@ def choose(conn, criteria: Criteria) -> list:
     where, params = criteria.where()
     conn.row_factory = _row
     try:
-        return conn.execute(f"SELECT {COLUMNS} FROM documents d WHERE {where} ORDER BY d.id",  # noqa: S608
+        return conn.execute(f"SELECT {COLUMNS} FROM documents d WHERE {where} ORDER BY d.id",
                             params).fetchall()
     finally:
         conn.row_factory = None
@@ -103,6 +104,7 @@ def _row(cursor, values):
 
 def _json_fragment(text: str) -> str:
     """`text` as it appears inside a JSON string of a raw payload."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     return json.dumps(text, ensure_ascii=False)[1:-1]
@@ -111,6 +113,7 @@ def _json_fragment(text: str) -> str:
 def needles(conn, docs: list) -> list[str]:
     """The strings whose presence in a raw payload means it carries one of `docs`: its URL
     and the start of its text, as JSON writes them (both escapings: raw and \\u-escaped)."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     out = set()
@@ -134,10 +137,10 @@ def plan(conn, docs: list) -> dict:
     for chunk in _chunks(ids):
         marks = ",".join("?" * len(chunk))
         events |= {r[0] for r in conn.execute(
-            f"SELECT DISTINCT event_id FROM captures WHERE document_id IN ({marks})", chunk)}  # noqa: S608
-        captures += conn.execute(f"SELECT count(*) FROM captures WHERE document_id IN ({marks})",  # noqa: S608
+            f"SELECT DISTINCT event_id FROM captures WHERE document_id IN ({marks})", chunk)}
+        captures += conn.execute(f"SELECT count(*) FROM captures WHERE document_id IN ({marks})",
                                  chunk).fetchone()[0]
-        tier2 += conn.execute(f"SELECT count(*) FROM tier2 WHERE document_id IN ({marks})",  # noqa: S608
+        tier2 += conn.execute(f"SELECT count(*) FROM tier2 WHERE document_id IN ({marks})",
                               chunk).fetchone()[0]
     found = needles(conn, docs)
     for chunk in _chunks(found, 200):
@@ -146,7 +149,7 @@ def plan(conn, docs: list) -> dict:
         # call, a cache write, one still pending.
         clause = " OR ".join("instr(payload, ?) > 0" for _ in chunk)
         events |= {r[0] for r in conn.execute(
-            "SELECT id FROM events WHERE coalesce(hook_event_name, '') <> 'SessionStart'"  # noqa: S608
+            "SELECT id FROM events WHERE coalesce(hook_event_name, '') <> 'SessionStart'"
             " AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.event_id = events.id)"
             f" AND ({clause})", chunk)}
     # The journal's compacted forms (memhooks.store.compact): the bodies kept once, and
@@ -169,6 +172,7 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
     """Delete `docs` and what carries their text (see the module docstring) in one
     transaction, then scrub the free pages and WALs. Returns the plan with `hashes` and
     `scrubbed` (whether both WALs were truncated)."""
+    # lazy: the writers only for `memhooks forget`; the lookups import this module for is_forgotten
     from memhooks.store.connect import transaction
     from memhooks.store.projections import forget_hash
 
@@ -181,7 +185,7 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         for digest in hashes:
             forget_hash(conn, digest, now=now)
         for chunk in _chunks(hashes):
-            conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",  # noqa: S608
+            conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",
                          chunk)
         from memhooks.store.compact import drop_blobs
         from memhooks.store.packs import rewrite_packs
@@ -189,7 +193,7 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         gone = set(done["events"])
         rewrite_packs(conn, lambda ev: ev["id"] not in gone)  # packed ones come back, then go
         for chunk in _chunks(done["events"]):
-            conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", chunk)  # noqa: S608
+            conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", chunk)
         drop_blobs(conn, done["blobs"])
         conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
     done["hashes"] = hashes
@@ -202,6 +206,7 @@ def scrub(conn, attempts: int = 20) -> bool:
     pages gone), then checkpoint each WAL and truncate it to zero bytes. A hook writing at
     that moment holds the journal's WAL briefly: retried for a few seconds. Returns whether
     both WALs were truncated."""
+    # lazy: sqlite3 only for `memhooks forget`; the lookups import this module for is_forgotten
     import sqlite3
 
     for schema in ("main", "journal"):
@@ -228,6 +233,7 @@ def scrub(conn, attempts: int = 20) -> bool:
 def scrub_spool(folders: list[str], found: list[str]) -> list[str]:
     """Delete the spool files (in `folders` and their `failed/`) whose payload carries one of
     `found`; the paths deleted. Spool files are memhooks' own: regular files only."""
+    # lazy: only for `memhooks forget`; the lookups import this module for is_forgotten
     from memhooks.files import open_regular
 
     gone: list[str] = []
@@ -274,6 +280,7 @@ def _read_all(fd: int, limit: int = 64 * 1024 * 1024) -> bytes:
 def _carries(data: bytes, found: list[str]) -> bool:
     """Whether a spool file (a JSON record whose `payload` is the raw payload text) carries
     one of the needles."""
+    # lazy: json stays off the lookups, which import this module for is_forgotten
     import json
 
     try:

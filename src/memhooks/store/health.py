@@ -43,6 +43,7 @@ def quick_check(path: str) -> str | None:
     """None when `path` (missing or empty counts as fine) passes PRAGMA quick_check,
     else what is wrong (a directory or another non-file in its place, too). Read-only;
     never raises."""
+    # lazy: sqlite3 and the store modules only when a store is checked (hot paths import health)
     import sqlite3
 
     from memhooks.store.sqlite_file import not_regular
@@ -100,6 +101,7 @@ def move_aside(path: str) -> str | None:
 
 
 def record(db: str, **incident) -> None:
+    # lazy: json only when an incident is written
     import json
 
     incident.setdefault("at", time.time())
@@ -114,6 +116,7 @@ def record(db: str, **incident) -> None:
 
 
 def incidents(db: str) -> list[dict]:
+    # lazy: json only when incidents are read
     import json
 
     out = []
@@ -133,6 +136,7 @@ def incidents(db: str) -> list[dict]:
 
 def _locked(db: str):
     """An exclusive lock for healing, so two processes never move the same file twice."""
+    # lazy: fcntl only when healing
     import fcntl
 
     fd = os.open(db + ".heal.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -143,6 +147,7 @@ def _locked(db: str):
 def heal(db: str, seen: str = "") -> bool:
     """Check both files; move a damaged one aside. True when something was moved (the
     caller may retry). Never raises."""
+    # lazy: logging and config only when healing
     from memhooks.log import log_error
 
     try:
@@ -169,7 +174,7 @@ def heal(db: str, seen: str = "") -> bool:
                 record(db, kind="store", file=db, moved_to=target, reason=bad, seen=seen[:300],
                        events_reset=reset, reset_s=round(time.time() - t0, 3))
         return moved
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - healing never breaks the hook that asked; logged
         from memhooks.log import log_exception
 
         log_exception("heal")
@@ -184,6 +189,7 @@ def heal_journal(db: str, seen: str = "") -> bool:
     except OSError:
         return False
     try:
+        # lazy: config only when healing
         from memhooks.config import journal_path
 
         bad = quick_check(journal_path(db))
@@ -193,6 +199,7 @@ def heal_journal(db: str, seen: str = "") -> bool:
 
 
 def _heal_journal_locked(db: str, bad: str) -> bool:
+    # lazy: config and logging only when healing
     from memhooks.config import journal_path
     from memhooks.log import log_error
 
@@ -211,19 +218,21 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
+        # lazy: the journal modules only when a damaged journal is replaced
         from memhooks.store.journal import mark_restart
         from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
         with closing(open_file(jpath)) as conn:
             ensure_journal_schema(conn, "main")
             return mark_restart(conn, time.time())
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - best effort: without it the fresh journal counts from 1
         return None
 
 
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
+    # lazy: the journal modules only when a damaged store is replaced
     from memhooks.config import journal_path
     from memhooks.store.journal import requeue_derived
     from memhooks.store.packs import requeue_packs
@@ -253,6 +262,7 @@ def due(db: str, interval: float = CHECK_INTERVAL_S) -> bool:
 
 def check_now(db: str) -> bool:
     """The periodic check (ingester): heal when a file fails quick_check."""
+    # lazy: config only when a check runs
     from memhooks.config import journal_path
 
     if quick_check(db) or quick_check(journal_path(db)):
@@ -263,6 +273,7 @@ def check_now(db: str) -> bool:
 def error_line(exc, db: str | None = None) -> str:
     """One line for a reader facing a store SQLite cannot read. A damaged file is moved
     aside first (the projections are rebuilt from the journal), so a retry answers."""
+    # lazy: config only when an error is worded
     from memhooks.config import db_path
 
     path = db or db_path()
@@ -279,8 +290,9 @@ def salvage_journals(db: str, budget_s: float = 5.0) -> int:
     (ids, states and reasons kept; rows already there are left alone), once per moved
     file. Run by the ingester, never by a hook. Returns the rows copied."""
     done = {i.get("of") for i in incidents(db) if i.get("kind") == "salvage"}
-    todo = [i.get("moved_to") for i in incidents(db)
-            if i.get("kind") == "journal" and i.get("moved_to") and i.get("moved_to") not in done]
+    todo = [moved for i in incidents(db)
+            if i.get("kind") == "journal" and isinstance(moved := i.get("moved_to"), str)
+            and moved and moved not in done]
     total = 0
     for moved in todo:
         if not os.path.isfile(moved):
@@ -297,6 +309,7 @@ _COLS = ("id, received_at, hook_event_name, session_id, tool_name, tool_use_id, 
 
 def _readable_ids(src) -> list[int] | None:
     """The event ids: from the table, else from an index (which holds them too)."""
+    # lazy: sqlite3 only when salvaging
     import sqlite3
 
     for sql in ("SELECT id FROM events ORDER BY id",
@@ -310,6 +323,7 @@ def _readable_ids(src) -> list[int] | None:
 
 
 def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
+    # lazy: sqlite3 and the journal modules only when salvaging (ingester)
     import sqlite3
 
     from memhooks.config import journal_path
@@ -334,7 +348,7 @@ def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
             rows = []
             for event_id in ids[start:start + 200]:
                 try:  # one row at a time: a damaged leaf page loses only its own rows
-                    row = src.execute(f"SELECT {_COLS} FROM events WHERE id = ?",  # noqa: S608
+                    row = src.execute(f"SELECT {_COLS} FROM events WHERE id = ?",
                                       (event_id,)).fetchone()
                 except sqlite3.DatabaseError:
                     complete = False
@@ -343,7 +357,7 @@ def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
                     rows.append(row)
             dst.execute("BEGIN IMMEDIATE")
             for row in rows:
-                cur = dst.execute(f"INSERT OR IGNORE INTO events ({_COLS}) VALUES"  # noqa: S608
+                cur = dst.execute(f"INSERT OR IGNORE INTO events ({_COLS}) VALUES"
                                   " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 copied += cur.rowcount
             dst.execute("COMMIT")

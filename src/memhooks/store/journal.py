@@ -52,7 +52,7 @@ def mark_done(conn, event_id: int, now: float) -> None:
 
 
 def claim(conn, event_id: int, *, state: str, error: str | None, now: float, columns: dict,
-          payload: str | None) -> bool:
+          payload: str | bytes | None) -> bool:
     """Settle a pending event (done, skipped or failed) with the columns its parsed payload
     fills and, when given, its rewritten payload. False when another ingester took it."""
     from memhooks.sqltext import storable, storable_path

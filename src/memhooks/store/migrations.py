@@ -305,4 +305,21 @@ def m010_sources(db):
     db["sources"].create_index(["document_id"], index_name="sources_document", if_not_exists=True)
 
 
+@migration
+def m011_fallback_log(db):
+    """Fallbacks: a live tool call that failed (rate limit, quota, 5xx, network, empty) and
+    was answered from the store by the PostToolUse hook (memhooks.recall.fallback), one row
+    each: the tool kind, the library, why the live call failed, which output field carried
+    the answer (updatedToolOutput, updatedMCPToolOutput or additionalContext), the CLI
+    version it was chosen for, and when the oldest document used was captured."""
+    db["fallback_log"].create(
+        {"id": int, "at": float, "day": str, "project": str, "session_id": str, "tool": str,
+         "tool_name": str, "library_id": str, "reason": str, "field": str, "cli_version": str,
+         "document_ids": str, "bytes": int, "captured_at": float},
+        pk="id", not_null={"at", "day", "tool", "field", "bytes"}, defaults={"bytes": 0},
+        if_not_exists=True,
+    )
+    db["fallback_log"].create_index(["day"], index_name="fallback_log_day", if_not_exists=True)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store

@@ -19,8 +19,10 @@ from memhooks.store.admission import (  # noqa: F401 - the text helpers' old hom
     admit_tier2,
     cap_text,
     content_hash,
+    library_id_or_none,
     normalise_for_hash,
     storable_text,
+    version_or_none,
 )
 from memhooks.timefmt import iso
 
@@ -31,7 +33,7 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
                     topic: str | None = None, version: str | None = None,
                     metadata: dict | str | None = None, session_id: str | None = None,
                     tool: str | None = None, max_bytes: int | None = None,
-                    now: float | None = None, claimed_hash: str | None = None) -> tuple[int, bool]:
+                    now: float | None = None, claimed_hash: str | None = None) -> tuple[int | None, bool]:
     """Insert a document unless its content_hash exists. Returns (id, created); the id is
     None for a text the user forgot (`memhooks forget`). `claimed_hash`, when a door sends
     one, must be the content_hash of `content` as sent. Raises admission.Refused."""
@@ -78,6 +80,7 @@ def upsert_library(conn, *, library_id: str, title: str | None, origin: str, pro
                    benchmark_score: float | None = None, versions: list | None = None,
                    source: str | None = None, now: float | None = None) -> None:
     """Insert or refresh a library. Raises admission.Refused."""
+    # lazy: json only for library writes; lc-cache-write imports this module (hot, -I -S)
     import json
 
     row = admit_library(library_id=library_id, title=title, origin=origin, description=description,
@@ -137,7 +140,8 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
         " ON CONFLICT (project, name_key) DO UPDATE SET name = excluded.name,"
         " ecosystem = coalesce(excluded.ecosystem, tier1.ecosystem), library_id = excluded.library_id,"
         " version = coalesce(excluded.version, tier1.version),"
-        " versioned_id = CASE WHEN excluded.library_id IS tier1.library_id"
+        " versioned_id = CASE WHEN excluded.library_id IS tier1.library_id AND (excluded.version"
+        " IS NULL OR excluded.version IS tier1.version)"  # a new version: never the old one's pin
         " THEN coalesce(nullif(excluded.versioned_id, ''), tier1.versioned_id)"
         " ELSE nullif(excluded.versioned_id, '') END,"
         " matched = excluded.matched, origin = excluded.origin, resolved_at = excluded.resolved_at,"
@@ -274,21 +278,24 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
     """Apply one journaled cache write to the projections (inside the caller's transaction),
     with provenance `manual`. Raises admission.Refused for a write admission refuses (an ID
     that is not a Context7 ID, an error text for a body ...): nothing is written then."""
+    # lazy: config's settings only for an applied cache write (config reads the settings file)
     from memhooks import config
 
     tier = record.get("tier")
     if tier == "tier1":
-        upsert_tier1(conn, project=project, name=record.get("name"), library_id=record.get("library_id"),
+        upsert_tier1(conn, project=project, name=_text(record, "name", "name is not a library name"),
+                     library_id=record.get("library_id"),
                      origin="write", matched="write", ttl_s=config.tier1_ttl_s(), now=now,
                      provenance="manual")
     elif tier == "tier2":
-        lid, topic = record.get("library_id"), record.get("topic")
         # checked before the document is stored: a refused tier2 leaves no document behind
-        admit_tier2(library_id=lid, topic=topic, document_id=0, origin="write", ttl_s=0,
-                    provenance="manual")
+        checked = admit_tier2(library_id=record.get("library_id"), topic=record.get("topic"),
+                              document_id=0, origin="write", ttl_s=0, provenance="manual")
+        lid, topic = checked["library_id"], checked["topic"]
         doc_id, _ = upsert_document(
             conn, project=project, source=lid, source_tool="context7", tool="lc-cache-write",
-            content=record.get("body"), title=f"{lid} — {topic}", type="library-docs",
+            content=_text(record, "body", "content is not text"), title=f"{lid} — {topic}",
+            type="library-docs",
             library_id=lid, topic=topic, max_bytes=config.max_write_bytes(), now=now,
             provenance="manual",
         )
@@ -301,6 +308,15 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
                      ttl_s=config.tier2_ttl_s(), now=now, provenance="manual")
     else:
         raise Refused(f"unknown cache tier {str(tier)[:20]!r}")
+
+
+def _text(record: dict, key: str, refusal: str) -> str:
+    """A journaled cache write's text field (the journal holds whatever the command was
+    sent), or Refused with admission's words for it."""
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise Refused(refusal)
+    return value
 
 
 DERIVED_TABLES = ("tier2", "captures", "documents")  # derived from the journal, but:
@@ -317,7 +333,7 @@ def clear_derived(conn) -> None:
         " last_accessed_epoch FROM documents WHERE access_count > 0"
     )
     for table in DERIVED_TABLES:
-        conn.execute(f"DELETE FROM {table}" + NOT_DERIVED.get(table, ""))  # noqa: S608 - fixed table names
+        conn.execute(f"DELETE FROM {table}" + NOT_DERIVED.get(table, ""))  # fixed table names
     conn.execute("DELETE FROM libraries WHERE origin = 'capture'")
     conn.execute("DELETE FROM tier1 WHERE origin IN ('capture', 'write')")
     rebuild_fts(conn)
@@ -326,10 +342,11 @@ def clear_derived(conn) -> None:
 def rebuild_fts(conn) -> None:
     """Rebuild the documents' full-text index from the documents table (cold paths only:
     sqlite-utils). Inside the caller's transaction (sqlite-utils nests a savepoint)."""
+    # lazy: sqlite-utils (third-party, heavy) only for a reindex; never on a hot path
     import sqlite_utils
 
     db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-    db["documents_fts"].rebuild_fts()
+    db.table("documents_fts").rebuild_fts()
 
 
 def restore_access(conn) -> None:
@@ -345,12 +362,12 @@ def restore_access(conn) -> None:
 def refresh_tier1_version(conn, *, project: str, name_key: str, library_id: str,
                           version: str | None, versioned_id: str | None) -> None:
     """A fresh tier1 entry learns the project's current version (and its versioned ID),
-    both checked by admission's grammar (NULL when they fail it)."""
-    from memhooks.store.admission import library_id_or_none, version_or_none
-
+    both checked by admission's grammar (NULL when they fail it). A new version never keeps
+    the old version's pinned ID: it gets its own or none."""
     version, versioned_id = version_or_none(version), library_id_or_none(versioned_id)
     conn.execute(
-        "UPDATE tier1 SET version = coalesce(?, version), versioned_id = coalesce(?, versioned_id)"
-        " WHERE project = ? AND name_key = ? AND library_id = ?",
+        "UPDATE tier1 SET versioned_id = CASE WHEN ?1 IS NOT NULL AND ?1 IS NOT version THEN ?2"
+        " ELSE coalesce(?2, versioned_id) END, version = coalesce(?1, version)"
+        " WHERE project = ?3 AND name_key = ?4 AND library_id = ?5",
         (version, versioned_id, project, name_key, library_id),
     )

@@ -26,9 +26,10 @@ def team_provenance(conn, ids) -> dict[int, str]:
     ids = list(ids)
     if not ids:
         return {}
-    rows = conn.execute(f"SELECT id, provenance FROM documents WHERE id IN ({','.join('?' * len(ids))})"  # noqa: S608
+    rows = conn.execute(f"SELECT id, provenance FROM documents WHERE id IN ({','.join('?' * len(ids))})"
                         " AND provenance LIKE 'team:%'", ids)
-    return {r[0]: team_label(r[1]) for r in rows}
+    # LIKE ignores case, team_label does not: a `TEAM:` row is no team row
+    return {r[0]: label for r in rows if (label := team_label(r[1])) is not None}
 
 
 def team_note(conn, ids) -> str:

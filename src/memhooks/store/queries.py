@@ -127,7 +127,7 @@ def project_tier1(conn, project: str, name_key: str):
     """This project's tier1 row for a name key (fresh or not), or None."""
     return _rows(
         conn,
-        "SELECT library_id, versioned_id, matched, expires_at FROM tier1"
+        "SELECT library_id, version, versioned_id, matched, expires_at FROM tier1"
         " WHERE project = ? AND name_key = ?", (project, name_key),
     ).fetchone()
 

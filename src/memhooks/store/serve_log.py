@@ -47,7 +47,8 @@ def record(conn, *, outcome: str, call_key: str, tool: str, tool_name: str | Non
 
 
 def summary(conn, project: str | None = None, days: int = 30) -> dict:
-    """Calls avoided per tool, per library and per day, bytes served, tokens saved."""
+    """Calls avoided per tool, per library and per day, bytes served, tokens served (the
+    served text's bytes / BYTES_PER_TOKEN) and tokens saved (estimates)."""
     where, args = ("outcome = 'served'", ()) if project is None else (
         "outcome = 'served' AND project = ?", (project,))
     try:
@@ -55,7 +56,8 @@ def summary(conn, project: str | None = None, days: int = 30) -> dict:
             f"SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(tokens_saved), 0)"
             f" FROM serve_log WHERE {where}", args).fetchone()
     except Exception:  # noqa: BLE001 - a store from before serving existed
-        return {"calls_avoided": 0, "bytes_served": 0, "tokens_saved_est": 0, "insisted": 0,
+        return {"calls_avoided": 0, "bytes_served": 0, "tokens_served_est": 0, "tokens_saved_est": 0,
+                "insisted": 0,
                 "by_tool": [], "by_library": [], "by_day": []}
     insisted = conn.execute(
         "SELECT count(*) FROM serve_log WHERE outcome = 'insisted'"
@@ -63,14 +65,16 @@ def summary(conn, project: str | None = None, days: int = 30) -> dict:
 
     def rows(col: str, order: str, limit: int) -> list[dict]:
         return [
-            {col: k, "calls_avoided": n, "bytes_served": b or 0, "tokens_saved_est": t or 0}
+            {col: k, "calls_avoided": n, "bytes_served": b or 0,
+             "tokens_served_est": (b or 0) // BYTES_PER_TOKEN, "tokens_saved_est": t or 0}
             for k, n, b, t in conn.execute(
                 f"SELECT {col}, count(*), sum(bytes), sum(tokens_saved) FROM serve_log"
                 f" WHERE {where} GROUP BY {col} ORDER BY {order} LIMIT ?", (*args, limit))
         ]
 
     return {
-        "calls_avoided": tot[0], "bytes_served": tot[1], "tokens_saved_est": tot[2],
+        "calls_avoided": tot[0], "bytes_served": tot[1],
+        "tokens_served_est": tot[1] // BYTES_PER_TOKEN, "tokens_saved_est": tot[2],
         "insisted": insisted,
         "by_tool": rows("tool", "count(*) DESC, tool", 20),
         "by_library": [r for r in rows("library_id", "count(*) DESC, library_id", 21)

@@ -79,6 +79,7 @@ class _Budget:
         if left_ms <= 0:
             self.summary["complete"] = False
             raise _OutOfTime
+        # lazy: optional dependency (psycopg), loaded with the team store
         from psycopg import errors
 
         try:
@@ -186,13 +187,12 @@ def _pull_libraries(conn, pg, base_list: list[str], budget, now: float, summary:
             " left(versions, 8000) AS versions, left(source, 300) AS source, last_seen"
             " FROM libraries WHERE library_base = ANY(%s) AND length(library_id) <= 330 LIMIT %s",
             (base_list, LIBRARY_LIMIT)).fetchall()
-    libs = [lib for lib in libs if checked_library(lib["library_id"])]
-    if not libs:
+    checked = [(lid, lib) for lib in libs if (lid := checked_library(lib["library_id"]))]
+    if not checked:
         return
-    origins = tl.library_origins(conn, [checked_library(lib["library_id"]) for lib in libs])
+    origins = tl.library_origins(conn, [lid for lid, _lib in checked])
     with transaction(conn):
-        for lib in libs:
-            lid = checked_library(lib["library_id"])
+        for lid, lib in checked:
             if origins.get(lid, "team") != "team":
                 continue
             try:
@@ -242,7 +242,8 @@ def _pull_documents(conn, pg, project: str, base_list: list[str], budget, now: f
     ttl2 = config.tier2_ttl_s()
     start = 0
     while start < len(wanted) and not budget.out():
-        chunk, chunk_bytes = [], 0
+        chunk: list[int] = []
+        chunk_bytes = 0
         while start < len(wanted) and len(chunk) < FETCH_CHUNK and (not chunk or chunk_bytes + wanted[start][1] <= FETCH_BYTES):
             chunk.append(wanted[start][0])
             chunk_bytes += wanted[start][1]
@@ -345,7 +346,7 @@ def _with_team(meta: str | None, members, member: str | None = None) -> str:
         data = {}
     if not isinstance(data, dict):
         data = {}
-    team = {"captured_by": max(0, min(int(members or 0), 10**6))}
+    team: dict[str, int | str] = {"captured_by": max(0, min(int(members or 0), 10**6))}
     if member:
         team["member"] = checked_member(member)
     data["team"] = team

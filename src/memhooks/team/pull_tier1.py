@@ -83,29 +83,29 @@ def pull_tier1(conn, pg, project: str, names: list[dict], budget, now: float, su
     Returns the library bases of the answers taken as verified."""
     keys, loose = _keys_for(names)
     ttl = config.tier1_ttl_s()
-    rows = [r for r in _team_tier1(pg, budget, keys, loose, now - ttl, now)
-            if checked_library(r["library_id"]) and library_base(r["library_id"])]
+    # (row, its library base): a row whose ID has no base is no answer
+    rows = [(r, base) for r in _team_tier1(pg, budget, keys, loose, now - ttl, now)
+            if checked_library(r["library_id"]) and (base := library_base(r["library_id"]))]
     bases: set[str] = set()
     writes = []
     for n in names:
         key = normalize(n["name"], n.get("ecosystem"))
         wanted = {key, *lookup_keys(n["name"])}
         lk = loose_key(n["name"])
-        cands = [r for r in rows if r["name_key"] in wanted or (lk and r["loose_key"] == lk)]
+        cands = [(r, base) for r, base in rows if r["name_key"] in wanted or (lk and r["loose_key"] == lk)]
         if not cands:
             continue
         local = tl.fresh_tier1(conn, project, key, now)  # (library_id, origin, matched)
         if local and local[0] and local[2] != TEAM_SUGGESTION:
             continue  # a fresh local answer stays
-        verified = [r for r in cands
-                    if agrees_locally(conn, n["name"], n.get("ecosystem"), library_base(r["library_id"]))]
+        verified = [(r, base) for r, base in cands if agrees_locally(conn, n["name"], n.get("ecosystem"), base)]
         if verified:
-            writes.append((n, verified[0], TEAM_VERIFIED))
-            bases.add(library_base(verified[0]["library_id"]))
+            writes.append((n, verified[0][0], TEAM_VERIFIED))
+            bases.add(verified[0][1])
         elif local and not local[0]:
             continue  # a fresh local negative is not replaced by an unverified suggestion
-        elif len({library_base(r["library_id"]) for r in cands}) == 1:
-            writes.append((n, cands[0], TEAM_SUGGESTION))
+        elif len({base for _r, base in cands}) == 1:
+            writes.append((n, cands[0][0], TEAM_SUGGESTION))
         else:
             summary["conflicting"] = summary.get("conflicting", 0) + 1  # the team disagrees: nothing taken
     if writes:

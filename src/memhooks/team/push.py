@@ -243,38 +243,38 @@ def push(conn, pg, *, budget_s: float | None = None, batch_docs: int = BATCH_DOC
         key = f"push.{kind}"
         while time.monotonic() - started < budget_s:
             mark = tl.get_mark(conn, key)
-            rows = (tl.libraries_after if kind == "libraries" else tl.tier1_after)(conn, mark, BATCH_ROWS)
-            if not rows:
+            batch = (tl.libraries_after if kind == "libraries" else tl.tier1_after)(conn, mark, BATCH_ROWS)
+            if not batch:
                 break
-            last = rows[-1]
+            last = batch[-1]
             if kind == "libraries":
                 new_mark = [last["last_seen"], last["library_id"]]
                 with pg.transaction():
-                    _push_libraries(pg, rows)
+                    _push_libraries(pg, batch)
             else:
                 new_mark = [last["resolved_at"], last["project"], last["name_key"]]
-                keep = [r for r in rows if not is_excluded(r["project"], globs)]
-                summary["excluded"] += len(rows) - len(keep)
-                rows = keep
+                keep = [r for r in batch if not is_excluded(r["project"], globs)]
+                summary["excluded"] += len(batch) - len(keep)
+                batch = keep
                 with pg.transaction():
-                    _push_tier1(pg, member, rows)
+                    _push_tier1(pg, member, batch)
             with transaction(conn):
                 tl.set_mark(conn, key, new_mark)
-            summary[kind] += len(rows)
+            summary[kind] += len(batch)
     summary["complete"] = time.monotonic() - started < budget_s
     return summary
 
 
 def _commit_docs(conn, pg, member: str, rows: list[tuple], marks: list[tuple[str, int]]) -> int:
+    from psycopg import errors  # lazy: optional dependency (memhooks[team])
+
     for attempt in range(3):
         try:
             with pg.transaction():
                 inserted = _push_documents(pg, member, sorted(rows, key=lambda r: r[_HASH]))
             break
-        except Exception as exc:  # noqa: BLE001
-            from psycopg import errors
-
-            if attempt < 2 and isinstance(exc, (errors.DeadlockDetected, errors.SerializationFailure)):
+        except (errors.DeadlockDetected, errors.SerializationFailure):
+            if attempt < 2:
                 time.sleep(0.05 * (attempt + 1))
                 continue
             raise

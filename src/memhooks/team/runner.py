@@ -84,14 +84,14 @@ def run(op: str, conn, fn, *, url: str | None = None, respect_backoff: bool = Tr
         finally:
             try:
                 pg.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - closing a broken connection can raise any driver error; the result stands
                 pass
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - every failure (driver, network, schema) becomes a classified TeamError
         err = classify(exc, url)
         if err.kind not in ("not-configured",):
             try:
                 fail(conn, op, err)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - recording the back-off is best effort; the classified error is raised
                 pass
         raise err from None
     succeed(conn, op, summary)
@@ -123,7 +123,7 @@ def spawn(op: str, db: str, project: str | None = None) -> bool:
                                      (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
                        setsid=True)
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - spawn never raises (a hook calls it); logged
         log_exception(f"spawn team {op}")
         return False
 
@@ -188,7 +188,7 @@ def maybe_pull(db: str) -> None:
             with transaction(conn):
                 set_state(conn, key, None, until=time.time())  # one attempt per interval, even a failed one
             run("pull", conn, pull, project=project)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - a background run never raises; logged
         if not isinstance(exc, TeamError):
             log_exception("team pull")
 
@@ -213,7 +213,7 @@ def background_push(db: str | None = None) -> int:
                 run("push", conn, push)
         finally:
             os.close(fd)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - a background run never raises; logged
         if not isinstance(exc, TeamError):
             log_exception("team push")
     return 0

@@ -111,7 +111,7 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
         doc = {"id": local_ids.get(digest) or f"team:{r['id']}",
                **{k: r[k] for k in ("title", "source", "source_tool", "type", "url", "library_id",
                                     "topic", "version", "metadata", "bytes")},
-               "created_at": iso_utc(r["created_at"] or 0),
+               "created_at": iso_utc(r["created_at"] or 0), "created_at_epoch": r["created_at"],
                "access_count": int(r["accesses"] or 0) + (1 if digest in local_ids else 0),
                "last_accessed_epoch": stamp if digest in local_ids else None}
         out = local.public(doc)
@@ -130,6 +130,7 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     """Bring the hits into the local store, through the same checks as a pull (content
     hashed again, error texts refused, provenance team:<member>), within IMPORT_MAX_BYTES
     counted on the bytes PostgreSQL holds. Returns (content_hash -> local id, refused hashes)."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     hashes = [r["content_hash"] for r in rows]
@@ -193,7 +194,7 @@ def _search(conn, query, limit):
     try:
         with closing(open_team(url)) as pg:
             return search_team(conn, pg, query, limit, project=project_dir())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - every driver failure becomes a classified TeamError
         raise classify(exc, url) from None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from memhooks.store import team_local as tl
 from memhooks.team.settings import exclusions, masked, team_url, url_source
@@ -20,7 +21,7 @@ def local_status(conn, db: str | None = None) -> dict:
     url = team_url(db)
     rows = tl.status_rows(conn)
     now = time.time()
-    out = {"configured": bool(url), "url": masked(url) if url else None, "source": url_source(db),
+    out: dict[str, Any] = {"configured": bool(url), "url": masked(url) if url else None, "source": url_source(db),
            "member_id": (rows.get("member_id") or {}).get("value"),
            "team_id": (rows.get("team_id") or {}).get("value"),
            "exclude": exclusions(db), "local": tl.counts(conn), "backoff": {}, "last": {}}
@@ -44,7 +45,7 @@ def probe(url: str) -> dict:
     started = time.monotonic()
     try:
         pg = connect(url)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any connect failure is the probe's answer, classified
         err = classify(exc, url)
         return {"reachable": False, "kind": err.kind, "error": str(err)}
     try:
@@ -58,7 +59,7 @@ def probe(url: str) -> dict:
                     pg.execute("INSERT INTO members (member_id, first_seen) VALUES ('memhooks-probe', 0)"
                                " ON CONFLICT (member_id) DO NOTHING")
                 out["writable"] = True
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - a refused test write is reported, classified
                 err = classify(exc, url)
                 out["writable"] = False
                 out["write_error"] = str(err)
@@ -68,20 +69,21 @@ def probe(url: str) -> dict:
                     " (SELECT count(*) FROM libraries) AS libraries").fetchone()
             out["team"] = {"documents": row["documents"], "members": row["members"], "libraries": row["libraries"]}
         return out
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any failure is the probe's answer, classified
         err = classify(exc, url)
         return {"reachable": True, "kind": err.kind, "error": str(err)}
     finally:
         try:
             pg.close()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - closing a broken connection; the probe's answer stands
             pass
 
 
 def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[str, str]:
     """(status, detail) for `memhooks doctor`: skip when no team store is configured."""
     info = local_status(conn, db)
-    if not info["configured"]:
+    url = team_url(db)
+    if not url:
         return "skip", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect`)"
     try:
         # lazy: heavy optional dependency (psycopg)
@@ -94,7 +96,7 @@ def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[
         status = "warn"
         parts.append(f"{op} backing off until {b['until']} ({b['reason']})")
     if network:
-        p = probe(team_url(db))
+        p = probe(url)
         if not p["reachable"] or p.get("error"):
             return "warn", "; ".join(parts + [p.get("error", "unreachable")])
         parts.append(f"PostgreSQL {p['server_version']}, {p['schema']}, {p['ms']} ms")

@@ -72,13 +72,14 @@ def connect(url: str, *, autocommit: bool = True):
     """A psycopg connection with connect_timeout and statement/lock timeouts. The conninfo
     goes to libpq as given (sslmode, service, passfile are honoured)."""
     try:
+        # lazy: heavy optional dependency (psycopg): absent without memhooks[team]
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
     except ImportError:
         raise TeamError("not-installed", "psycopg is not installed (pip install 'memhooks[team]')") from None
     try:
         params = conninfo_to_dict(url)
-    except Exception as exc:  # noqa: BLE001 - psycopg.ProgrammingError for bad syntax
+    except Exception as exc:  # psycopg.ProgrammingError for bad syntax, re-raised as TeamError
         raise TeamError("error", "the team URL is not a valid PostgreSQL connection string") from exc
     extra: dict = {"application_name": params.get("application_name") or "memhooks"}
     if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
@@ -88,7 +89,7 @@ def connect(url: str, *, autocommit: bool = True):
     extra["options"] = opts
     try:
         return psycopg.connect(url, autocommit=autocommit, **extra)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - every connect failure becomes a classified TeamError
         raise classify(exc, url) from None
 
 
@@ -188,21 +189,20 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
 
 def dict_rows(pg):
     """A cursor on a team connection whose rows are dicts (read by name)."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     return pg.cursor(row_factory=dict_row)
 
 
 def applied_migrations(pg) -> list[str]:
+    from psycopg import errors  # lazy: optional dependency (memhooks[team])
+
     try:
         with pg.transaction():
             return [r["name"] for r in dict_rows(pg).execute("SELECT name FROM memhooks_migrations ORDER BY name")]
-    except Exception as exc:  # noqa: BLE001
-        from psycopg import errors
-
-        if isinstance(exc, errors.UndefinedTable):
-            return []
-        raise
+    except errors.UndefinedTable:
+        return []
 
 
 def migrate(pg) -> list[str]:
@@ -234,7 +234,7 @@ def ensure_schema(pg) -> None:
         return
     try:
         migrate(pg)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise TeamError("not-initialised", "the team database schema is missing or old and this "
                         "member cannot create it: ask its owner to run `memhooks team init`") from exc
 

@@ -42,8 +42,9 @@ def _checked(e: dict) -> dict | None:
         return None
     version = e.get("version") if valid_version(e.get("version")) else None
     vid = e.get("versioned_id") if valid_library_id(e.get("versioned_id")) else None
+    was = e.get("was") if valid_version(e.get("was")) and version else None
     return {"name": name, "version": version, "library_id": lid, "versioned_id": vid,
-            "cached": bool(e.get("cached")), "suggested": bool(e.get("suggested"))}
+            "cached": bool(e.get("cached")), "suggested": bool(e.get("suggested")), "was": was}
 
 
 SUGGESTED_HEAD = ("Suggested by the team store (unverified: another team member's answer that nothing "
@@ -90,6 +91,8 @@ def build_context(entries: list[dict], note: str = "") -> str:
         line = f"- {label} → {e['library_id']}"
         if e.get("versioned_id"):
             line += f" (this version: {e['versioned_id']})"
+        if e.get("was"):  # the lockfile changed since the last session
+            line += f" (was {e['was']} until this session)"
         line += mark
         if len(line) + 1 > budget:
             line = f"- {label} → {e['library_id']}{mark}"

@@ -160,18 +160,20 @@ def parse_results(raw: bytes) -> list[dict] | None:
 
 def search_many(names: list[str], *, budget_s: float, query_for=None,
                 want: int | None = None, request_timeout_s: float | None = None,
-                on_answer=None) -> SearchRun:
+                on_answer=None, accept=None) -> SearchRun:
     """Search names in order until `want` are found (backfilling past failures), the
     list ends, the budget runs out, or a 429. The first request goes alone; when it
     gets through, the rest run MAX_CONCURRENCY at a time. Names must be checked
     (memhooks.names.valid_name) before they get here. `on_answer(name, status)` is
-    called as each request starts (status None) and when its answer arrives."""
+    called as each request starts (status None) and when its answer arrives.
+    `accept(name, results)`: whether an answer counts towards `want` (a result that is
+    not the library asked for does not; the answer is kept either way)."""
     run = SearchRun()
     if not names or budget_s <= 0:
         return run
     try:
         asyncio.run(_search_all(names, budget_s, query_for or (lambda n: n), want, run,
-                                request_timeout_s, on_answer))
+                                request_timeout_s, on_answer, accept))
     except Exception as exc:  # noqa: BLE001 - warming is best effort
         log_error(f"context7 search failed: {type(exc).__name__}")
         if run.fault is None and not run.answers:
@@ -180,7 +182,7 @@ def search_many(names: list[str], *, budget_s: float, query_for=None,
 
 
 async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_timeout_s,
-                      on_answer=None) -> None:
+                      on_answer=None, accept=None) -> None:
     start = time.monotonic()
     # requests must end (and be recorded) before the overall deadline cuts them off
     deadline = start + max(0.05, budget_s - GRACE_S)
@@ -247,7 +249,8 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_
             run.answers[name] = SearchAnswer(name, "error", detail="malformed answer")
         elif results:
             run.answers[name] = SearchAnswer(name, "found", results)
-            found += 1
+            if accept is None or accept(name, results):
+                found += 1
         else:
             run.answers[name] = SearchAnswer(name, "not-found")
 

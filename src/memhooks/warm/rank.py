@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memhooks.config import top_n
+from memhooks.warm.agree import repo_of_url
 from memhooks.warm.lockfiles import KIND_ORDER, Dep
 
 __all__ = ["RankedDep", "rank", "candidates", "is_stub", "is_platform_binary", "default_top_n",
@@ -22,6 +23,7 @@ class RankedDep:
     version: str | None  # a locked/installed version when any file gave one
     kind: str  # best kind over all files: runtime > dev > transitive
     manifests: int  # how many distinct files reference it
+    repository: str | None = None  # "owner/repo" when a manifest's spec is a repository URL
 
 
 def is_stub(ecosystem: str, key: str) -> bool:
@@ -108,10 +110,12 @@ def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:
         order = KIND_ORDER.get(d.kind, 2)
         m = merged.get(k)
         if m is None:
-            # [name, order, version, version_order, files]
-            merged[k] = [d.name, order, d.version, order if d.version else 9, {d.manifest}]
-            continue
+            # [name, order, version, version_order, files, repository]
+            merged[k] = [d.name, order, d.version, order if d.version else 9, {d.manifest}, None]
+            m = merged[k]
         m[4].add(d.manifest)
+        if m[5] is None and d.spec and (repo := repo_of_url(d.spec)) is not None:
+            m[5] = "/".join(repo)  # a git dependency: github:a/b, git+https://github.com/a/b.git
         if order < m[1]:
             m[0] = d.name
             m[1] = order
@@ -122,7 +126,7 @@ def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:
     items = sorted(merged.items(), key=lambda kv: (kv[1][1], -len(kv[1][4]), kv[0][1], kv[0][0]))
     if top_n is not None:
         items = items[: max(top_n, 0)]
-    return [RankedDep(m[0], key, eco, m[2], kinds[m[1]], len(m[4])) for (eco, key), m in items]
+    return [RankedDep(m[0], key, eco, m[2], kinds[m[1]], len(m[4]), m[5]) for (eco, key), m in items]
 
 
 def candidates(deps: Iterable[Dep], top_n: int, *, backfill: int | None = None,

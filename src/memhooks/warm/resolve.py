@@ -3,7 +3,9 @@
 Resolution order per name: a fresh tier1 entry, then global knowledge
 (libraries captured or searched before, other projects' tier1), then the
 Context7 API inside one overall time budget. Entries that came from captures
-or explicit writes are never replaced by a warm.
+or explicit writes are never replaced by a warm. A search result, or knowledge that was a
+first-result guess, is kept only when it agrees with the name asked (memhooks.warm.agree);
+otherwise it is rejected: left out, counted, never written to tier1 nor told to the agent.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 
 from memhooks import config
 from memhooks.egress import one_line
-from memhooks.names import checked_library_id, normalize, pick_library, valid_library_id, valid_name
+from memhooks.names import checked_library_id, normalize, valid_library_id, valid_name
 from memhooks.names import versioned_id as _versioned_id
 from memhooks.store import queries
 from memhooks.store.admission import Refused
@@ -24,6 +26,7 @@ from memhooks.store.projections import upsert_library as _upsert_library
 from memhooks.store.projections import upsert_tier1 as _upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
 from memhooks.warm import settings
+from memhooks.warm.agree import agrees
 from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
 from memhooks.warm.fingerprint import fingerprint
 from memhooks.warm.rank import candidates as rank_candidates
@@ -51,10 +54,13 @@ class Resolved:
     library_id: str | None = None
     versioned_id: str | None = None
     # tier1 | warm-local | warm-api | not-found | api-error | api-timeout | api-rate-limited
-    # | unresolved (not asked: budget, 429 earlier, offline)
+    # | rejected (the search answered another library) | unresolved (not asked: budget, 429
+    # earlier, offline)
     how: str = "unresolved"
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
+    repository: str | None = None  # "owner/repo" a manifest names (a git dependency)
+    was: str | None = None  # the version this project's tier1 had before the lockfile changed
     suggested: str | None = None  # an unverified team suggestion, shown as such when unresolved
 
 
@@ -78,6 +84,7 @@ class WarmResult:
     skipped: dict = field(default_factory=dict)  # what the scan left out (counts)
     seconds: float = 0.0
     context: str = ""
+    rejected: int = 0  # search results left out: they did not match the name asked
 
     @property
     def resolved(self) -> list[Resolved]:
@@ -150,13 +157,16 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     scan, candidates = _scan(conn, project, result, top_n, direct_only)
     now = time.time()
     entries, todo = _resolve_known(conn, project, candidates, now, retry_unreachable, progress)
+    bumped = _bumped(conn, entries)
     run = _ask_api(conn, result, entries, todo, top_n=top_n, now=now,
                    budget_left=budget_s - (time.monotonic() - started), budget_s=budget_s,
-                   retry_unreachable=retry_unreachable, api_progress=api_progress)
+                   retry_unreachable=retry_unreachable, api_progress=api_progress, refresh=bumped)
     now = time.time()
     with transaction(conn):
         if run is not None:
             _record_api(conn, project, result, run, todo, now)
+            for r in bumped:  # the versions a library has now: the new version's pinned ID
+                _store_libraries(conn, run.answers.get(r.name), now)
         _record_tier1(conn, project, entries, now)
         chosen = _choose(entries, top_n)
         _record_scan(conn, project, scan, chosen, now)
@@ -165,7 +175,7 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
     result.context = build_context([
         {"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
          "library_id": r.library_id or r.suggested, "versioned_id": r.versioned_id, "cached": r.cached,
-         "suggested": not r.library_id and bool(r.suggested)} for r in chosen], note=note)
+         "suggested": not r.library_id and bool(r.suggested), "was": r.was} for r in chosen], note=note)
     result.seconds = time.monotonic() - started
     return result
 
@@ -188,7 +198,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
     todo: list[Resolved] = []
     entries: list[Resolved] = []
     for dep in candidates:
-        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind)
+        r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind,
+                     repository=dep.repository)
         row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
         lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
         if row is not None and matched == "team-suggestion":
@@ -199,6 +210,8 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         if row is not None and lid is not None and checked_library_id(lid) is None:
             row = None  # a malformed ID is never shown: resolve again
         if row is not None:
+            if row["version"] and dep.version and row["version"] != dep.version:
+                r.was = row["version"]  # the lockfile moved on (react 18 -> 19)
             r.library_id = checked_library_id(lid) if lid else None
             r.how = "tier1" if lid else ("api-error" if matched == "error" else "not-found")
             r.cached = bool(r.library_id)
@@ -208,6 +221,10 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
         else:
             known = queries.find_tier1(conn, dep.name, project, now)
             found = checked_library_id(known["library_id"]) if known else None
+            guess = known is not None and known.get("matched") == "first"
+            if found and guess and not agrees(dep.name, dep.ecosystem, found,
+                                               repository=r.repository):
+                found = None  # an earlier first-result guess that is not this name: ask again
             if known and found:
                 r.library_id, r.how = found, "warm-local"
                 r.cached = known.get("origin") != "libraries"  # another project's tier1
@@ -219,13 +236,37 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
     return entries, todo
 
 
+def _bumped(conn, entries: list[Resolved]) -> list[Resolved]:
+    """Resolved names whose lockfile version changed to one the library's known versions do
+    not list (so no pinned ID yet): the API is asked for their versions again."""
+    return [r for r in entries if r.was and r.library_id and r.version
+            and versioned_id(r.library_id, r.version, _known_versions(conn, r.library_id)) is None]
+
+
+def _store_libraries(conn, answer, now: float) -> None:
+    """The libraries an API answer found (title, scores, versions), as known libraries."""
+    if answer is None or answer.status != "found":
+        return
+    for res in answer.results:
+        upsert_library(conn, library_id=res["id"], title=res.get("title"),
+                       origin="api", description=res.get("description"),
+                       code_snippets=_int(res.get("totalSnippets")),
+                       trust_score=_float(res.get("trustScore")),
+                       benchmark_score=_float(res.get("benchmarkScore")),
+                       versions=list(res.get("versions") or []), now=now)
+
+
 def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resolved], *,
              top_n: int, now: float, budget_left: float, budget_s: float,
-             retry_unreachable: bool, api_progress):
-    """Ask the Context7 API about the unresolved names when the top N needs them and the API
-    is usable (not offline, not backing off, time left); the run, or None when not asked."""
+             retry_unreachable: bool, api_progress, refresh: list[Resolved] | None = None):
+    """Ask the Context7 API about the unresolved names when the top N needs them, and about
+    the libraries in `refresh` (a new version: what versions they have now), when the API is
+    usable (not offline, not backing off, time left); the run, or None when not asked."""
     missing = max(0, min(top_n, len(entries)) - sum(1 for e in entries[:top_n] if e.library_id))
     if not (todo and missing):
+        todo, missing = [], 0
+    refresh = refresh or []
+    if not (todo or refresh):
         return None
     backoff = api_backoff(conn, now)
     if api_blocked(conn, now, retry_unreachable=retry_unreachable):
@@ -246,8 +287,11 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
     from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
-    run = search_many([r.name for r in todo], budget_s=budget_left, want=missing,
-                      query_for=lambda n: f"{n} library documentation", on_answer=api_progress)
+    asked = {r.name: r for r in [*todo, *refresh]}
+    run = search_many([r.name for r in todo] + [r.name for r in refresh], budget_s=budget_left,
+                      want=missing + len(refresh),
+                      query_for=lambda n: f"{n} library documentation", on_answer=api_progress,
+                      accept=lambda n, results: _agreeing(asked[n], results) is not None)
     result.api_requests = run.requests
     result.rate_limited = run.retry_after_s is not None
     result.unreachable = run.unreachable
@@ -278,16 +322,16 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
                 r.cause = "not asked: enough names resolved, or the budget ran out"
             continue
         if answer.status == "found":
-            for res in answer.results:
-                upsert_library(conn, library_id=res["id"], title=res.get("title"),
-                               origin="api", description=res.get("description"),
-                               code_snippets=_int(res.get("totalSnippets")),
-                               trust_score=_float(res.get("trustScore")),
-                               benchmark_score=_float(res.get("benchmarkScore")),
-                               versions=list(res.get("versions") or []), now=now)
-            picked = pick_library(r.name, [(x["id"], x.get("title")) for x in answer.results])
-            if picked is not None:  # None: no results (an answer never says found so)
-                r.library_id, r.how = answer.results[picked[0]]["id"], "warm-api"
+            _store_libraries(conn, answer, now)
+            picked = _agreeing(r, answer.results)
+            if picked is not None:
+                r.library_id, r.how = picked["id"], "warm-api"
+            else:  # the search answered other libraries: nothing for this name
+                result.rejected += 1
+                first = checked_library_id(answer.results[0]["id"]) if answer.results else None
+                r.how = "rejected"
+                r.cause = ("result did not match the name"
+                           + (f" (Context7 answered {first})" if first else ""))
         elif answer.status != "not-found":
             r.how = f"api-{answer.status}"  # error, timeout or rate-limited: retried later
             r.cause = _fault_words({"timeout": "timeout", "rate-limited": "rate-limited"}
@@ -307,6 +351,14 @@ def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved
             upsert_tier1(conn, project=project, name=r.name, ecosystem=r.ecosystem,
                          library_id=None, version=r.version, origin="warm-api",
                          matched="none", ttl_s=config.tier1_negative_ttl_s(), now=now)
+
+
+def _agreeing(r: Resolved, results: list[dict]) -> dict | None:
+    """The first search result that is the library `r` asked for (memhooks.warm.agree), or None."""
+    for res in results:
+        if agrees(r.name, r.ecosystem, res.get("id") or "", res.get("title"), r.repository):
+            return res
+    return None
 
 
 def upsert_library(conn, **row) -> None:

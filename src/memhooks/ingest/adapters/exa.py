@@ -30,11 +30,11 @@ from memhooks.ingest.adapters.exa_fetch import FETCH_TOOLS, SOURCE_TOOL, adapt_f
 from memhooks.ingest.adapters.exa_fetch import clean as _clean
 from memhooks.ingest.adapters.exa_fetch import meta_of as _meta
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text
-from memhooks.ingest.records import AdapterResult, DocumentRecord
+from memhooks.ingest.records import AdapterResult, DocType, DocumentRecord
 
 RESULT_SEPARATOR = "\n\n---\n\n"
 
-TOOL_TYPES = {
+TOOL_TYPES: dict[str, DocType] = {
     "web_search_exa": "search-results",
     "web_search_advanced_exa": "search-results",
     "get_code_context_exa": "code-context",
@@ -147,7 +147,7 @@ def _json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _from_json(results: list, tool: str, doc_type: str, query: str) -> list[DocumentRecord]:
+def _from_json(results: list, tool: str, doc_type: DocType, query: str) -> list[DocumentRecord]:
     docs: list[DocumentRecord] = []
     for rank, r in enumerate(results):
         if not isinstance(r, dict):
@@ -188,7 +188,7 @@ def _from_json(results: list, tool: str, doc_type: str, query: str) -> list[Docu
 
 
 def _from_pages(
-    text: str, tool: str, doc_type: str, query: str
+    text: str, tool: str, doc_type: DocType, query: str
 ) -> tuple[list[DocumentRecord], list[str]]:
     headers = list(_PAGE_HEADER_RE.finditer(text))
     failed: list[str] = []
@@ -270,7 +270,7 @@ def _is_result_start(chunk: str) -> bool:
 
 
 def _block_document(
-    block: str, tool: str, doc_type: str, query: str, rank: int
+    block: str, tool: str, doc_type: DocType, query: str, rank: int
 ) -> DocumentRecord | None:
     fields: dict[str, str] = {}
     lines = block.strip("\n").split("\n")

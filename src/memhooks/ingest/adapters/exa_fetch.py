@@ -22,11 +22,11 @@ from typing import Any
 
 from memhooks import classify as errors
 from memhooks.ingest.adapters.text import is_too_small
-from memhooks.ingest.records import AdapterResult, DocumentRecord
+from memhooks.ingest.records import AdapterResult, DocumentRecord, SourceTool
 from memhooks.toolargs import EXA_KEYED_BY as KEYED_BY
 from memhooks.toolargs import exa_fetch_urls
 
-SOURCE_TOOL = "exa"
+SOURCE_TOOL: SourceTool = "exa"
 FETCH_TOOLS = ("web_fetch_exa", "crawling_exa")
 
 # A page fetch's header block where the server writes one (at the start of the text or after
@@ -183,8 +183,8 @@ def adapt_fetch(text: str, tool: str, tool_input: dict, query: str, json_results
     if not asked:
         return AdapterResult(skip_reason="exa: fetch without the URLs asked")
     if isinstance(json_results, list):
-        docs = _fetch_from_json(json_results, tool, query, asked)
-        return AdapterResult(documents=docs) if docs else AdapterResult(skip_reason="exa: fetch failed")
+        found = _fetch_from_json(json_results, tool, query, asked)
+        return AdapterResult(documents=found) if found else AdapterResult(skip_reason="exa: fetch failed")
     body, failed = _split_errors(text)
     docs: list[DocumentRecord] = []
     for index, head, end in _fetch_sections(body, asked, failed):

@@ -39,7 +39,7 @@ def response_text_blocks(tool_response: Any) -> list[str]:
     """
     try:
         return _blocks(tool_response, depth=0)
-    except Exception:  # pragma: no cover - defensive: never raise
+    except Exception:  # noqa: BLE001 - hostile tool output must never break ingestion  # pragma: no cover
         return []
 
 

@@ -44,12 +44,8 @@ def url_title(url: str) -> str:
 
 def adapt_webfetch(tool_input: dict, tool_response: Any) -> AdapterResult:
     response = tool_response if isinstance(tool_response, dict) else {}
-    if isinstance(tool_response, str):
-        result = tool_response
-    else:
-        result = response.get("result")
-        if not isinstance(result, str):
-            result = ""
+    raw = tool_response if isinstance(tool_response, str) else response.get("result")
+    result = raw if isinstance(raw, str) else ""
     url = stripped_str(tool_input.get("url")) or stripped_str(response.get("url"))
     code = response.get("code")
     if isinstance(code, bool) or not isinstance(code, (int, float)):

@@ -1,0 +1,263 @@
+"""PostToolUse / PostToolUseFailure: when a live docs or page fetch failed, give the model
+the store's covered answer instead (standard library only; the capture hook calls it after
+journaling the event, so nothing is lost).
+
+A Context7 `resolve-library-id` / `query-docs` / `get-library-docs`, EXA `web_fetch_exa` /
+`crawling_exa` or WebFetch call that came back as an error (PostToolUseFailure always; a
+PostToolUse answer the error classifier, memhooks.classify, calls rate limited, quota,
+unauthorized, network, 5xx, an error page or empty; never "not found", which is an answer)
+is looked up as serving would (memhooks.recall.serve `decide`: the same library ID and
+version rules, coverage, URL and prompt), with a longer staleness: `MEMHOOKS_FALLBACK_MAX_AGE`
+seconds (default 30 days). A hit replaces what the model receives (`updatedToolOutput`, or
+`updatedMCPToolOutput` / `additionalContext` on older CLIs: memhooks.recall.cli_version),
+with a header that says it is a fallback, why the live call failed and when the answer was
+captured; the stored text is fenced (memhooks.egress). Each fallback is one row of
+`fallback_log` (memhooks.store.fallback_log). `MEMHOOKS_FALLBACK=0` turns it off.
+
+The decision is bounded by the serve budget (memhooks.recall.budget,
+`MEMHOOKS_SERVE_BUDGET_MS`): past it, nothing is given and the live answer stands. A
+successful answer costs a few string checks: only a short or oddly shaped one loads the
+classifier, and only an error opens the store.
+"""
+
+import os
+import time
+
+from memhooks._jsonlite import dumps_str, loads
+from memhooks.recall.served import Served, num, off, q, wrap
+
+DEFAULT_MAX_AGE_S = 30 * 86400.0
+CONTEXT_MAX_CHARS = 9000  # additionalContext over 10,000 characters goes to a file
+MAX_PAYLOAD = 4 * 1024 * 1024
+# A tool this module can answer has one of these in its raw payload (a byte check first).
+_NAMES = (b"query-docs", b"get-library-docs", b"resolve-library-id", b"web_fetch_exa",
+          b"crawling_exa", b'"WebFetch"')
+#: error families that are an answer, not a failure: the live tool said so
+NOT_A_FAILURE = frozenset({"not found", "not documentation"})
+
+
+def max_age() -> float:
+    return num("MEMHOOKS_FALLBACK_MAX_AGE", DEFAULT_MAX_AGE_S)
+
+
+def kind_of(tool_name) -> str | None:
+    """What a tool is, by its name only (the server check is serve.classify's)."""
+    if tool_name == "WebFetch":
+        return "webfetch"
+    if not isinstance(tool_name, str) or not tool_name.startswith("mcp__") or len(tool_name) > 200:
+        return None
+    tool = tool_name.rsplit("__", 1)[-1]
+    if tool == "resolve-library-id":
+        return "context7-resolve"
+    if tool in ("query-docs", "get-library-docs"):
+        return "context7-docs"
+    if tool in ("web_fetch_exa", "crawling_exa"):
+        return "exa-fetch"
+    return None
+
+
+# ----------------------------------------------------------------------------- is it an error?
+
+def response_text(value, depth: int = 0) -> str:
+    """The text of a tool response in the shapes seen: content blocks, a string (a JSON
+    string of blocks too), `{content: [...]}`, `structuredContent`, WebFetch's `result`."""
+    if depth > 3:
+        return ""
+    if isinstance(value, str):
+        t = value.strip()
+        if t[:1] in ("[", "{") and len(t) <= 256 * 1024:
+            try:
+                inner = loads(t)
+            except (ValueError, RecursionError):
+                return value
+            if isinstance(inner, list) or (isinstance(inner, dict) and (
+                    "content" in inner or "structuredContent" in inner)):
+                got = response_text(inner, depth + 1)
+                return got if got.strip() else value
+        return value
+    if isinstance(value, list):
+        out = []
+        for b in value:
+            if isinstance(b, str):
+                out.append(b)
+            elif isinstance(b, dict) and b.get("type") in ("text", None) and isinstance(b.get("text"), str):
+                out.append(b["text"])
+        return "\n\n".join(out)
+    if isinstance(value, dict):
+        for key in ("content", "structuredContent", "result", "text"):
+            if key in value:
+                return response_text(value[key], depth + 1)
+    return ""
+
+
+def _persisted(text: str) -> bool:
+    """Claude Code's "a large output was saved to a file" note (not an error)."""
+    low = text[:8000].lower()
+    return "<persisted-output>" in low or "output has been saved to" in low or "output saved to" in low
+
+
+def live_error(kind: str, tool_response) -> str | None:
+    """Why a PostToolUse answer is a failure (an error family), or None when it is an answer."""
+    text = response_text(tool_response)
+    stripped = text.strip()
+    if kind == "webfetch" and isinstance(tool_response, dict):
+        code = tool_response.get("code")
+        if isinstance(code, int) and not isinstance(code, bool) and (code == 429 or 500 <= code <= 599):
+            return "rate limited" if code == 429 else "http error"
+    if not stripped:
+        return "empty answer"
+    head = stripped[0]
+    # What the classifier can only call an answer, told without it: a long text that is no
+    # HTML or JSON, docs with a code block, a resolve answer listing a library.
+    if head not in "{[<" and (len(stripped) > 4096 or _persisted(stripped) or (
+            kind == "context7-docs" and "```" in stripped) or (
+            kind == "context7-resolve" and "context7-compatible library id:" in stripped.lower())):
+        return None
+    from memhooks import classify as c  # lazy: `re`, `json` only for a short or odd answer
+
+    if kind == "context7-docs":
+        reason = c.c7_docs_error(stripped)
+    elif kind == "webfetch":
+        reason = c.webfetch_error(stripped)
+    else:
+        reason = c.short_error(stripped) or (c.family(stripped) if len(stripped) < c.SHORT_CHARS
+                                             and "library id:" not in stripped.lower() else None)
+        if reason is None and kind == "exa-fetch" and c.empty_fetch(stripped):
+            reason = "empty answer"
+    return None if reason in NOT_A_FAILURE else reason
+
+
+# ----------------------------------------------------------------------------- the answer
+
+def _age(seconds: float) -> str:
+    if seconds >= 86400:
+        n, unit = int(seconds // 86400), "day"
+    elif seconds >= 3600:
+        n, unit = int(seconds // 3600), "hour"
+    else:
+        n, unit = max(1, int(seconds // 60)), "minute"
+    return f"{n} {unit}{'s' * (n != 1)}"
+
+
+def fallback_head(served: Served, reason: str, live: str, now: float) -> str:
+    age = f" ({_age(max(0.0, now - served.at))} ago)" if served.at else ""
+    days = max_age() / 86400
+    limit = f"{days:g} day{'s' * (days != 1)}" if days >= 1 else _age(max_age())
+    return (f"[memhooks fallback] The live tool call failed ({reason}: {q(live, 200)}), so this is "
+            f"memhooks' cached answer instead of the live result: {served.what}, captured "
+            f"{served.when}{age} {served.asked}. It may be out of date: when the live tool fails, "
+            f"memhooks gives cached answers up to {limit} old. For a live answer, repeat the call later.")
+
+
+def fallback_text(served: Served, reason: str, live: str, now: float, max_chars: int) -> str:
+    return wrap(fallback_head(served, reason, live, now), served.body, max_chars,
+                "\n[memhooks: cut here; the cached text goes on]")
+
+
+def _json(value, depth: int = 0) -> str:
+    """JSON text of a tool response shape (dicts, lists, strings, numbers), no `json` import."""
+    if isinstance(value, str):
+        return dumps_str(value)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if value == value and abs(value) != float("inf") else "null"
+    if depth > 8:
+        return "null"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps_str(str(k))}: {_json(v, depth + 1)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_json(v, depth + 1) for v in value) + "]"
+    return "null"
+
+
+def replacement(kind: str, tool_response, text: str):
+    """The new tool output in the original's shape: content blocks (or a string) for an MCP
+    tool, WebFetch's object with `result` replaced."""
+    if kind == "webfetch":
+        out = dict(tool_response) if isinstance(tool_response, dict) else {}
+        out["result"] = text
+        return out
+    if isinstance(tool_response, str):
+        return text
+    return [{"type": "text", "text": text}]
+
+
+def hook_json(event: str, field: str, value) -> str:
+    return ('{"hookSpecificOutput": {"hookEventName": ' + dumps_str(event) + ", "
+            + dumps_str(field) + ": " + _json(value) + "}}")
+
+
+# ----------------------------------------------------------------------------- the hook
+
+def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | None:
+    """The hook's stdout (one JSON object) for one PostToolUse / PostToolUseFailure payload,
+    or None. Records the fallback it gives."""
+    from memhooks.recall import cli_version
+
+    now = time.time() if now is None else now
+    event, tool_name = payload.get("hook_event_name"), payload.get("tool_name")
+    kind = kind_of(tool_name)
+    if kind is None or event not in ("PostToolUse", "PostToolUseFailure"):
+        return None
+    reason: str | None
+    if event == "PostToolUseFailure":
+        if payload.get("is_interrupt") is True:
+            return None  # the user stopped it: no answer wanted
+        error = payload.get("error")
+        reason, live = "tool error", error if isinstance(error, str) else ""
+    else:
+        reason = live_error(kind, payload.get("tool_response"))
+        live = response_text(payload.get("tool_response"))
+    if reason is None or not os.path.isfile(db):
+        return None
+    from memhooks.config import project_dir
+    from memhooks.recall.budget import budget_deadline, connect_guarded, install
+    from memhooks.recall.serve import classify, decide
+    from memhooks.store.migrations import SCHEMA_VERSION
+
+    if classify(tool_name, switches=False) != kind:
+        return None  # not a Context7 / EXA server by its name
+    project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    deadline = budget_deadline()
+    conn = connect_guarded(db, deadline)
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            return None  # new or behind the migrations (never migrated here)
+        served = decide(conn, tool_name, payload.get("tool_input"), project, now, deadline, max_age())
+        if served is None or time.monotonic() > deadline:
+            return None
+        version = cli_version.detect(payload)
+        field = cli_version.output_field(event, kind != "webfetch", version)
+        limit = served.max_chars if field != cli_version.CONTEXT else min(served.max_chars, CONTEXT_MAX_CHARS)
+        text = fallback_text(served, reason, live, now, limit)
+        value = text if field == cli_version.CONTEXT else replacement(kind, payload.get("tool_response"), text)
+        out = hook_json(event, field, value)
+        install(conn, deadline)  # the write stops at the budget too
+        from memhooks.store import fallback_log
+        from memhooks.store.connect import transaction
+
+        with transaction(conn):
+            fallback_log.record(conn, tool=kind, tool_name=tool_name, project=project,
+                                session_id=session, library_id=served.library_id, reason=reason,
+                                field=field, cli_version=version, document_ids=served.doc_ids,
+                                served_bytes=len(text.encode("utf-8", "replace")),
+                                captured_at=served.at, now=now)
+    finally:
+        conn.close()
+    return out
+
+
+def fallback_output(raw: bytes, db: str) -> str | None:
+    """The PostToolUse hook's answer for its raw stdin: one JSON object, or None. Cheap when
+    there is nothing to do: a byte check for the tools it answers, then one JSON parse."""
+    if off("MEMHOOKS_FALLBACK") or len(raw) > MAX_PAYLOAD or not any(n in raw for n in _NAMES):
+        return None
+    try:
+        payload = loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    return fallback_payload(payload, db) if isinstance(payload, dict) else None
