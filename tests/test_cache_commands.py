@@ -180,7 +180,8 @@ def test_hits_and_misses_are_counted(store, tmp_path):
     stats = _stats_json(store)
     assert _counters(store) == {("tier1", "hit"): 2, ("tier1", "miss"): 1, ("tier2", "miss"): 1,
                                 ("tier2", "hit"): 1}
-    assert (store.parent / "reads.log").read_bytes() == b""
+    log = store.parent / "reads.log"
+    assert not log.exists() or log.read_bytes() == b""  # taken by the fold (renamed, deleted)
     assert db_rows(store, "SELECT access_count FROM documents") == [(1,)]
     assert json.dumps(stats)  # stats answered while folding
     _stats_json(store)

@@ -614,7 +614,8 @@ def test_readable_rows_of_a_damaged_journal_are_salvaged_by_the_ingester(store):
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     data = bytearray(jf.read_bytes())
-    data[len(data) - 4096:len(data) - 4096 + 200] = os.urandom(200)  # one page near the end
+    page = int.from_bytes(data[16:18], "big")  # the journal's page size (16 KiB since compaction)
+    data[len(data) - page:len(data) - page + 200] = os.urandom(200)  # one page near the end
     jf.write_bytes(bytes(data))
     from memhooks.store import health
 

@@ -259,3 +259,24 @@ def add_budget_s() -> float:
 def add_timeout_s() -> float:
     """Time one request may take, connect to last byte, in seconds (default 20)."""
     return max(0.1, _env_num("MEMHOOKS_ADD_TIMEOUT_S", 20.0))
+
+
+def parse_size(text) -> int | None:
+    """Bytes from a size like `500MB`, `1GiB` or `1048576` (memhooks.config_file's rule);
+    None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    # lazy: the settings file's parser loads only when a size is given
+    from memhooks.config_file import parse_size as parse
+
+    return parse(text)
+
+
+DEFAULT_MAX_STORE_BYTES = 1024**3
+
+
+def max_store_bytes() -> int:
+    """The size cap of the store's files (`MEMHOOKS_MAX_SIZE`, else `max_size` in the settings
+    file; e.g. `500MB`, `1GiB`; default 1 GiB), enforced by the detached ingester after it
+    ingests. An unreadable value is the default."""
+    return parse_size(setting("MEMHOOKS_MAX_SIZE") or "") or DEFAULT_MAX_STORE_BYTES

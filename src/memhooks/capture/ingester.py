@@ -8,9 +8,10 @@ import os
 import sqlite3
 
 from memhooks.config import db_path
-from memhooks.log import log_exception
+from memhooks.log import log_error, log_exception
 from memhooks.store import health
 from memhooks.store.connect import closing, connect
+from memhooks.store.prune import enforce_cap
 from memhooks.store.queries import has_pending
 
 
@@ -30,6 +31,26 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
         except sqlite3.DatabaseError as exc:
             if attempt == 2 or not health.is_corruption(exc) or not health.heal(db, str(exc)):
                 raise
+
+
+def _upkeep(db: str, fd: int) -> None:
+    """After ingesting, under the lock again (skipped when another ingester has it): pack the
+    settled events and hold the store to its size cap (memhooks.store.prune)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return
+    try:
+        with closing(connect(db)) as conn:
+            report = enforce_cap(conn, db)
+        if report is not None and report.documents + report.bodies:
+            log_error(f"size cap {report.cap} bytes: pruned {report.documents} documents and "
+                      f"{report.bodies} raw bodies; the store went from {report.before} to "
+                      f"{report.after} bytes")
+    except Exception:  # noqa: BLE001 - the next ingest tries again
+        log_exception("size cap")
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def main(args: list[str], after_ingest=None) -> int:
@@ -66,6 +87,8 @@ def main(args: list[str], after_ingest=None) -> int:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
                     break
+            if background:
+                _upkeep(db, fd)  # never for a reader waiting on fresh answers
         finally:
             os.close(fd)
         if after_ingest is not None:

@@ -17,6 +17,7 @@ from memhooks.cli import (
     hook,
     install,
     journal,
+    maintenance,
     privacy,
     recall,
     sources,
@@ -108,7 +109,7 @@ def main(ctx):
 
 
 for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,
-                privacy, config_cmd, sources):
+                privacy, config_cmd, sources, maintenance):
     _module.register(main)
 
 

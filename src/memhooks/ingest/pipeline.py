@@ -19,7 +19,7 @@ from memhooks.config import canonical_path, db_path
 from memhooks.log import log_exception
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store import health, journal
+from memhooks.store import compact, health, journal, packs
 from memhooks.store.admission import Refused
 from memhooks.store.connect import connect, transaction
 from memhooks.store.forget import drop_payload
@@ -28,7 +28,6 @@ from memhooks.store.projections import (
     add_capture,
     apply_cache_write,
     clear_derived,
-    fold_reads,
     restore_access,
     upsert_document,
     upsert_library,
@@ -37,6 +36,7 @@ from memhooks.store.projections import (
 )
 from memhooks.store.queries import main_file, pending_events
 from memhooks.store.reads import Taken
+from memhooks.store.reads_fold import ReadTotals
 from memhooks.tools import is_captured
 
 if TYPE_CHECKING:  # the adapter records load pydantic: for annotations only
@@ -67,8 +67,9 @@ class _Parsed:
     event: dict | None = None
     result: AdapterResult | None = None
     columns: dict = field(default_factory=dict)
-    payload: str | None = None  # re-redacted payload to store back, when it changed
+    payload: str | bytes | None = None  # payload to store back: re-redacted, or a reference
     at: float | None = None  # original time of an imported event (a transcript's)
+    blobs: dict = field(default_factory=dict)  # long strings of a reference payload, by SHA-256
 
 
 def _imported_at(event: dict) -> float | None:
@@ -134,6 +135,24 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
         parsed.state = "skipped"
         parsed.error = result.skip_reason or "nothing to capture"
     return parsed
+
+
+def _parse_row(conn, event_id: int, payload: str | bytes, project: str | None) -> _Parsed:
+    """Parse one journaled row. A reference payload (a BLOB, memhooks.store.compact) gets its
+    long strings back from the journal's blobs first; a settled payload with long strings is
+    stored back as a reference (its first event keeps the text in the blobs; a repeat is a
+    reference to the same ones)."""
+    if isinstance(payload, bytes):
+        text = compact.expand(conn, payload)
+        if text is None:
+            return _Parsed(event_id, "skipped", compact.PRUNED)
+        payload = text
+    p = parse_event(event_id, payload, project)
+    if p.state in ("done", "skipped") and p.event is not None:
+        split = compact.compact_text(p.payload if isinstance(p.payload, str) else payload)
+        if split is not None:
+            p.payload, p.blobs = split
+    return p
 
 
 def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, str | None]:
@@ -287,6 +306,10 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
                     # admission refused every row of the event: an error, not a capture
                     p.state, p.error = "skipped", storable(f"refused: {reason}"[:500])
                     journal.mark_skipped(conn, p.event_id, p.error)
+            if p.blobs and _kept_as_reference(conn, p.event_id):
+                # (not when the user forgot every document of it: its payload was dropped)
+                compact.store_blobs(conn, p.blobs, now)
+                compact.link_documents(conn, p.blobs.keys(), p.event_id)
             counts[p.state] = counts.get(p.state, 0) + 1
             if p.error and p.state == "skipped":
                 reasons[p.error] = reasons.get(p.error, 0) + 1
@@ -301,22 +324,35 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
         report.refused[key] = report.refused.get(key, 0) + n
 
 
+def _kept_as_reference(conn, event_id: int) -> bool:
+    row = conn.execute("SELECT typeof(payload) FROM events WHERE id = ?", (event_id,)).fetchone()
+    return row is not None and row[0] == "blob"
+
+
 def fold_reads_log(conn, db: str) -> int:
     """Fold the lookup commands' reads log into the counters (memhooks.store.reads): the
-    store's write lock first, then the log's, so a lookup waits only while this commits."""
+    log is renamed aside under its lock (lookups go on appending to a new one), streamed in
+    bounded memory, committed, and deleted. Returns the lines counted."""
     taken = Taken(db)
     if not taken.pending():
         return 0
+    folded = 0
     try:
+        if not taken.take():
+            return 0
+        totals = ReadTotals()
+        for record in taken.records():
+            totals.add(record)
+            if totals.full():
+                with transaction(conn):
+                    folded += totals.apply(conn)
         with transaction(conn):
-            folded = fold_reads(conn, taken.read())
-        taken.empty()
+            folded += totals.apply(conn)
+        taken.done()
         return folded
     except OSError as exc:
         log_exception(f"folding the reads log failed: {exc}")
-        return 0
-    finally:
-        taken.close()
+        return folded
 
 
 def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None) -> IngestReport:
@@ -327,10 +363,23 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
     if db:
         report.spooled = drain_spool(conn, db)
         report.reads = fold_reads_log(conn, db)
+    # Packed events a reindex (or a heal) asked for again: one pack at a time back into the
+    # journal, projected in id order with the rows around them, and packed again.
+    while max_events is None and (upto := packs.take_pending_pack(conn)) is not None:
+        _ingest_rows(conn, report, None, upto)
+        packs.pack_settled(conn, upto=upto, min_events=1)
+    _ingest_rows(conn, report, max_events, None)
+    return report
+
+
+def _ingest_rows(conn, report: IngestReport, max_events: int | None, upto: int | None) -> None:
+    """Project the pending rows of `events` (those up to id `upto` when given), oldest first."""
     last_id = 0
     seen = 0
     while max_events is None or seen < max_events:
         rows = pending_events(conn, last_id, BATCH)
+        if upto is not None:
+            rows = [r for r in rows if r["id"] <= upto]
         if not rows:
             break
         last_id = rows[-1]["id"]
@@ -338,14 +387,13 @@ def ingest_pending(conn, db: str | None = None, *, max_events: int | None = None
         # Keep each write transaction short (hooks wait on it): split by payload size.
         chunk, size = [], 0
         for r in rows:
-            chunk.append(parse_event(r["id"], r["payload"], r["project"]))
+            chunk.append(_parse_row(conn, r["id"], r["payload"], r["project"]))
             size += len(r["payload"])
             if size >= BATCH_BYTES:
                 _commit_isolated(conn, chunk, report)
                 chunk, size = [], 0
         if chunk:
             _commit_isolated(conn, chunk, report)
-    return report
 
 
 def reindex(conn, db: str | None = None) -> IngestReport:
@@ -356,10 +404,12 @@ def reindex(conn, db: str | None = None) -> IngestReport:
     re-derived. Warm results (Context7 API answers) are a network cache, not
     journal-derived, and are kept. Failed events stay failed; events over the
     size cap were never complete. Access counts (reader history) are kept by content.
+    Packed events are projected again too (memhooks.store.packs), in id order.
     """
     with transaction(conn):
         clear_derived(conn)
         journal.requeue_derived(conn)
+        packs.requeue_packs(conn)
     report = ingest_pending(conn, db)
     with transaction(conn):
         restore_access(conn)

@@ -17,9 +17,11 @@ import calendar
 import os
 import time
 
+from memhooks.config import max_store_bytes
 from memhooks.recall.render import iso_utc
 from memhooks.store import fallback_log, stats_queries
 from memhooks.store.serve_log import summary as serving
+from memhooks.store.vacuum import incremental_mode, store_files
 
 EVENT_STATES = ("pending", "done", "failed", "skipped")
 TOP_DOCUMENTS = 10
@@ -115,12 +117,16 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
 
     served = serving(conn, p)
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
+    on_disk = store_files(db_path)
+    files = [{"name": label, "path": path, "bytes": n} for label, path, n in on_disk]
     report = {
         "schema": SCHEMA_VERSION,
         "generated_at": iso_utc(now),
         "project": p,
         "db": {"path": db_path, "file_bytes": file_bytes, "wal_bytes": wal_bytes,
-               "total_bytes": file_bytes + wal_bytes},
+               "total_bytes": file_bytes + wal_bytes, "files": files,
+               "store_bytes": sum(n for _label, _path, n in on_disk), "cap_bytes": max_store_bytes(),
+               "frees_pages": incremental_mode(conn, "main") and incremental_mode(conn, "journal")},
         "documents": {"count": sum(r["count"] for r in by_tool),
                       "bytes": sum(r["bytes"] for r in by_tool), "by_source_tool": by_tool},
         "captures": captures,

@@ -21,11 +21,21 @@ Count = NonNegativeInt
 Epoch = float | int | None
 
 
+class FileRow(_Strict):
+    name: str
+    path: str
+    bytes: Count
+
+
 class Db(_Strict):
     path: str
     file_bytes: Count
     wal_bytes: Count
     total_bytes: Count
+    files: list[FileRow]
+    store_bytes: Count
+    cap_bytes: Count
+    frees_pages: bool
 
 
 class ToolRow(_Strict):

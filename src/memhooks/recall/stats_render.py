@@ -225,6 +225,18 @@ def render(data: dict, console=None) -> None:
     else:
         console.print(SERVED_NONE, highlight=False, markup=False)
 
+    disk = Table(title=f"On disk: {_bytes(db['store_bytes'])} of the {_bytes(db['cap_bytes'])} cap",
+                 title_justify="left", show_header=False)
+    disk.add_column(justify="left")
+    disk.add_column(justify="right")
+    for f in db["files"]:
+        if f["bytes"]:
+            disk.add_row(f["name"], _bytes(f["bytes"]))
+    console.print(disk)
+    if not db["frees_pages"]:
+        console.print("  (made before incremental vacuum: run `memhooks vacuum` once so prunes "
+                      "give space back)", highlight=False)
+
     e = data["events"]
     ev = Table(title=f"Events: {e['total']:,}", title_justify="left")
     ev.add_column("state")
@@ -416,6 +428,9 @@ def render_html(data: dict) -> str:
                          f"{data[n]['hits']:,}", f"{data[n]['misses']:,}",
                          "-" if data[n]["hit_rate"] is None else f"{data[n]['hit_rate'] * 100:.1f}%"]
                         for n in ("tier1", "tier2")]))
+    parts.append(f"<h2>On disk: {t(_bytes(db['store_bytes']))} of the {t(_bytes(db['cap_bytes']))} cap</h2>")
+    parts.append(table("on-disk", [("file", False), ("bytes", True)],
+                       [[f["name"], _bytes(f["bytes"])] for f in db["files"] if f["bytes"]]))
     e = data["events"]
     parts.append(f"<h2>Events: {e['total']:,}</h2>")
     parts.append(table("events", [("state", False), ("events", True)],

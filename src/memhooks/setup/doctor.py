@@ -31,6 +31,7 @@ from memhooks.store.connect import connect
 from memhooks.store.journal import SPOOL_DIR, spool_dir
 from memhooks.store.queries import integrity, journal_counts
 from memhooks.store.reader import connect_reader
+from memhooks.store.vacuum import store_files
 from memhooks.team.settings import configured
 from memhooks.team.status import doctor_check
 
@@ -78,8 +79,40 @@ def check_store(db: str | None = None) -> list[Check]:
                              " the journal; `memhooks ingest` does it now)"))
         out.append(_check_permissions(db))
     out += _check_journal(db)
+    out.append(_check_size(db))
     out.append(_check_healing(db))
     return out
+
+
+def _check_size(db: str) -> Check:
+    """Bytes on disk per file of the store, against the size cap."""
+    def mib(n: int) -> str:
+        return f"{n / 1024 / 1024:.1f} MiB"
+
+    files = store_files(db)
+    total, cap = sum(n for _l, _p, n in files), config.max_store_bytes()
+    detail = (f"{mib(total)} of the {mib(cap)} cap (MEMHOOKS_MAX_SIZE): "
+              + ", ".join(f"{label} {mib(n)}" for label, _p, n in files if n))
+    if total > cap:
+        return Check("size", "warn", f"{detail}; over the cap: the next ingest prunes "
+                     "(or run `memhooks prune`)")
+    if _keeps_free_pages(db):
+        return Check("size", "warn", f"{detail}; made before incremental vacuum: run "
+                     "`memhooks vacuum` once so that prunes give space back")
+    return Check("size", "ok", detail)
+
+
+def _keeps_free_pages(db: str) -> bool:
+    for path in (db, config.journal_path(db)):
+        if not os.path.exists(path):
+            continue
+        try:
+            with closing(connect_reader(path, timeout=5)) as c:
+                if c.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+                    return True
+        except sqlite3.Error:
+            continue
+    return False
 
 
 def _check_journal(db: str) -> list[Check]:

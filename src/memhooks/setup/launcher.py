@@ -33,6 +33,8 @@ import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, distribution
 
+from memhooks import config
+
 PREFIX = "memhooks-launch-"
 NAME_RE = re.compile(r"memhooks-launch-[0-9a-f]{8,64}\.py")
 HEADER_KEYS = ("PYTHON", "PACKAGE", "SITE", "STAMP", "CHECKED")

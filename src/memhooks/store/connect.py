@@ -23,6 +23,8 @@ from memhooks.store.reader import is_current as is_current
 from memhooks.store.sqlite_file import (
     ensure_journal_schema,
     ensure_wal,
+    fresh_file,
+    is_empty,
     open_file,
     prepare_file,
 )
@@ -75,7 +77,10 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = ON")
         jpath = journal_path(path)
         prepare_file(jpath)
+        fresh = is_empty(jpath)
         conn.execute("ATTACH DATABASE ? AS journal", (jpath,))
+        if fresh:
+            fresh_file(conn, "journal", journal=True)
         ensure_wal(conn, "journal")
         conn.execute("PRAGMA journal.synchronous = NORMAL")
         # Ingestion rewrites payloads (re-redacted, or cut to metadata): the old bytes are

@@ -152,8 +152,16 @@ def plan(conn, docs: list) -> dict:
             "SELECT id FROM events WHERE coalesce(hook_event_name, '') <> 'SessionStart'"
             " AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.event_id = events.id)"
             f" AND ({clause})", chunk)}
+    # The journal's compacted forms (memhooks.store.compact): the bodies kept once, and
+    # the references and packed events that hold a needle or point at such a body.
+    # lazy: lookups import this module for is_forgotten; the packs load only when forgetting
+    from memhooks.store.packs import carriers
+
+    blobs, compacted = carriers(conn, found, {d["content_hash"] for d in docs})
+    events |= compacted
     return {"documents": len(docs), "bytes": sum(d["bytes"] or 0 for d in docs),
-            "captures": captures, "tier2": tier2, "events": sorted(events), "needles": found}
+            "captures": captures, "tier2": tier2, "events": sorted(events), "needles": found,
+            "blobs": sorted(blobs)}
 
 
 def _chunks(items: list, size: int = 500):
@@ -180,8 +188,14 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         for chunk in _chunks(hashes):
             conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",
                          chunk)
+        from memhooks.store.compact import drop_blobs
+        from memhooks.store.packs import rewrite_packs
+
+        gone = set(done["events"])
+        rewrite_packs(conn, lambda ev: ev["id"] not in gone)  # packed ones come back, then go
         for chunk in _chunks(done["events"]):
             conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+        drop_blobs(conn, done["blobs"])
         conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
     done["hashes"] = hashes
     done["scrubbed"] = scrub(conn)

@@ -235,11 +235,12 @@ def _reset_journal(db: str) -> int:
     # lazy: the journal modules only when a damaged store is replaced
     from memhooks.config import journal_path
     from memhooks.store.journal import requeue_derived
+    from memhooks.store.packs import requeue_packs
     from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
     with closing(open_file(journal_path(db))) as conn:
         ensure_journal_schema(conn, "main")
-        return requeue_derived(conn)
+        return requeue_derived(conn) + requeue_packs(conn)
 
 
 def due(db: str, interval: float = CHECK_INTERVAL_S) -> bool:
@@ -360,9 +361,70 @@ def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
                                   " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 copied += cur.rowcount
             dst.execute("COMMIT")
+        if time.monotonic() <= deadline:
+            dst.execute("BEGIN IMMEDIATE")
+            copied += _salvage_packs(src, dst)  # the packed events and the bodies they refer to
+            dst.execute("COMMIT")
     except sqlite3.Error:
         complete = False
     finally:
         src.close()
         dst.close()
     return copied, complete
+
+
+def _salvage_packs(src, dst) -> int:
+    """Copy the packs and blobs still readable in a journal moved aside (`src`, read-only)
+    into the live one (`dst`, no transaction open). Returns the packed events and blobs
+    copied. A pack or blob that cannot be read is skipped alone."""
+    # lazy: the packs load only when a damaged journal is salvaged
+    import sqlite3
+    import zlib
+
+    from memhooks.store.packs import pack_lines
+
+    copied = 0
+    try:
+        blob_ids = [r[0] for r in src.execute("SELECT id FROM blobs ORDER BY id")]
+        packs = [r[0] for r in src.execute("SELECT id FROM event_packs ORDER BY first_id")]
+    except sqlite3.DatabaseError:
+        return 0
+    new_blob: dict = {}
+    for blob in blob_ids:
+        try:
+            row = src.execute("SELECT sha256, data, bytes, created_at FROM blobs WHERE id = ?",
+                              (blob,)).fetchone()
+            zlib.decompress(row[1])  # readable as a whole, or not copied
+        except (sqlite3.DatabaseError, zlib.error, TypeError):
+            continue
+        dst.execute("INSERT OR IGNORE INTO blobs (sha256, data, bytes, created_at) VALUES (?, ?, ?, ?)", row)
+        new_blob[blob] = dst.execute("SELECT id FROM blobs WHERE sha256 = ?", (row[0],)).fetchone()[0]
+        copied += 1
+    try:
+        for content_hash, blob in src.execute("SELECT content_hash, blob FROM blob_docs"):
+            if blob in new_blob:
+                dst.execute("INSERT OR IGNORE INTO blob_docs (content_hash, blob) VALUES (?, ?)",
+                            (content_hash, new_blob[blob]))
+    except sqlite3.DatabaseError:
+        pass
+    for pack in packs:
+        try:
+            row = src.execute("SELECT first_id, last_id, events, pending, data, packed_at"
+                              " FROM event_packs WHERE id = ?", (pack,)).fetchone()
+            lines = list(pack_lines(row[4]))
+            sessions = [r[0] for r in src.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))]
+            tally = src.execute("SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?",
+                                (pack,)).fetchall()
+        except Exception:  # noqa: BLE001 - a damaged pack (SQLite, zlib, xz, JSON) is skipped alone
+            continue
+        if dst.execute("SELECT 1 FROM event_packs WHERE first_id = ? AND last_id = ? AND events = ?",
+                       row[:3]).fetchone():
+            continue  # copied before
+        new = dst.execute("INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?)", row).lastrowid
+        dst.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
+                        [(s, new) for s in sessions])
+        dst.executemany("INSERT INTO pack_tally (pack, project, state, error, n, oldest)"
+                        " VALUES (?, ?, ?, ?, ?, ?)", [(new, *t) for t in tally])
+        copied += len(lines)
+    return copied

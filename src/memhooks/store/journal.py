@@ -53,7 +53,7 @@ def mark_done(conn, event_id: int, now: float) -> None:
 
 
 def claim(conn, event_id: int, *, state: str, error: str | None, now: float, columns: dict,
-          payload: str | None) -> bool:
+          payload: str | bytes | None) -> bool:
     """Settle a pending event (done, skipped or failed) with the columns its parsed payload
     fills and, when given, its rewritten payload. False when another ingester took it."""
     # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
@@ -257,6 +257,7 @@ def drain_spool(conn, db: str) -> int:
     import sqlite3
 
     moved = 0
+    since = 0  # bytes journaled since the last checkpoint
     for folder in _spool_dirs(db):
         try:
             listing = os.listdir(folder)
@@ -309,4 +310,32 @@ def drain_spool(conn, db: str) -> int:
             except OSError:
                 pass
             moved += 1
+            since += len(payload)
+            if since >= DRAIN_CHECKPOINT_BYTES or moved % DRAIN_CHECKPOINT_FILES == 0:
+                _checkpoint(conn)
+                since = 0
+    if moved:
+        _checkpoint(conn)
     return moved
+
+
+# After a full disk clears, the spool is journaled as it drains; the WAL is written back and
+# truncated this often, so draining needs about the spooled bytes again, not the WAL's too.
+DRAIN_CHECKPOINT_BYTES = 4 * 1024 * 1024
+DRAIN_CHECKPOINT_FILES = 64
+
+
+def _checkpoint(conn) -> None:
+    """TRUNCATE holds the write lock while it waits for readers: wait 200 ms at most (a hook
+    appending meanwhile waits no longer); a busy checkpoint is tried again at the next step."""
+    # lazy: only a spool drain checkpoints
+    from memhooks.store.reader import BUSY_TIMEOUT_MS
+
+    try:
+        conn.execute("PRAGMA busy_timeout = 200")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # every attached file
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except Exception:  # noqa: BLE001
+        pass

@@ -46,4 +46,51 @@ def j002_session_tool_index(conn, schema):
                  " ON events(session_id, tool_use_id)")
 
 
+@migration
+def j003_compaction(conn, schema):
+    """Compaction (memhooks.store.compact). `blobs` holds each distinct long
+    text of the payloads once, compressed (a settled event's payload keeps a reference);
+    `blob_docs` which documents each one gave; `event_packs` settled events moved out of
+    `events` into compressed blocks (`pending` = to be projected again: a reindex, a heal);
+    `pack_sessions` and `pack_tally` what the blocks hold, for the transcript import and
+    the stats."""
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.blobs (
+        id INTEGER PRIMARY KEY,
+        sha256 TEXT NOT NULL UNIQUE,
+        data BLOB NOT NULL,
+        bytes INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    )""")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.blob_docs (
+        content_hash TEXT NOT NULL,
+        blob INTEGER NOT NULL,
+        PRIMARY KEY (content_hash, blob)
+    ) WITHOUT ROWID""")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.blob_docs_blob ON blob_docs(blob)")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.event_packs (
+        id INTEGER PRIMARY KEY,
+        first_id INTEGER NOT NULL,
+        last_id INTEGER NOT NULL,
+        events INTEGER NOT NULL,
+        pending INTEGER NOT NULL DEFAULT 0,
+        data BLOB NOT NULL,
+        packed_at REAL NOT NULL
+    )""")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.event_packs_first ON event_packs(first_id)")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.pack_sessions (
+        session_id TEXT NOT NULL,
+        pack INTEGER NOT NULL,
+        PRIMARY KEY (session_id, pack)
+    ) WITHOUT ROWID""")
+    conn.execute(f"""CREATE TABLE IF NOT EXISTS {schema}.pack_tally (
+        pack INTEGER NOT NULL,
+        project TEXT,
+        state TEXT NOT NULL,
+        error TEXT,
+        n INTEGER NOT NULL,
+        oldest REAL
+    )""")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.pack_tally_pack ON pack_tally(pack)")
+
+
 JOURNAL_SCHEMA_VERSION = len(JOURNAL_MIGRATIONS)

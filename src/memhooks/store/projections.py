@@ -180,23 +180,25 @@ def count(conn, *, project: str, tier: str, outcome: str, now: float | None = No
     )
 
 
-def fold_reads(conn, records: list[dict]) -> int:
-    """Count the answers the lookup commands logged (memhooks.store.reads): the hits and
-    misses per project and tier, and each document a tier2 hit read, at the time it was
-    read. Returns how many were counted."""
-    # lazy: read folding runs in the ingester only; lc-cache-write imports this module
-    from memhooks.sqltext import storable_path
-
-    for r in records:
-        if r["kind"] != "doc":  # a lookup's hit or miss
-            count(conn, project=storable_path(r["project"]), tier=r["kind"], outcome=r["outcome"],
-                  now=r["at"])
-        if r["content_hash"]:
-            ids = [row[0] for row in conn.execute(
-                "SELECT id FROM documents WHERE content_hash = ?", (r["content_hash"],))]
-            if ids:
-                touch_documents(conn, ids[:1], now=r["at"], origin=r.get("origin", "agent"))
-    return len(records)
+def fold_read_totals(conn, counters: list, reads: list) -> None:
+    """Count what the reads log held (memhooks.store.reads_fold sums it by key): `counters`
+    rows (project, tier, outcome, n, last_at) of lookups' hits and misses; `reads` rows
+    (content_hash, origin, day, n, last_at) of documents read, their access counts and who
+    read them that day."""
+    conn.executemany(
+        "INSERT INTO counters (project, tier, outcome, count, last_at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (project, tier, outcome) DO UPDATE SET count = count + excluded.count,"
+        " last_at = max(coalesce(last_at, 0), excluded.last_at)", counters)
+    conn.executemany(
+        "UPDATE documents SET access_count = access_count + ?,"
+        " last_accessed_epoch = max(coalesce(last_accessed_epoch, 0), ?) WHERE content_hash = ?",
+        [(n, int(at), h) for h, _o, _day, n, at in reads])
+    conn.executemany(
+        "INSERT INTO document_reads (content_hash, origin, day, reads, last_at)"
+        " SELECT content_hash, ?, ?, ?, ? FROM documents WHERE content_hash = ?"
+        " ON CONFLICT (content_hash, origin, day) DO UPDATE SET reads = reads + excluded.reads,"
+        " last_at = max(coalesce(last_at, 0), excluded.last_at)",
+        [(o, day, n, at, h) for h, o, day, n, at in reads])
 
 
 READ_ORIGINS = ("agent", "user")

@@ -193,14 +193,17 @@ def pending_events(conn, after_id: int, limit: int) -> list:
 
 
 def journal_counts(conn, older_than: float) -> dict:
-    """Events in the journal: total, pending, pending since before `older_than`, failed."""
+    """Events in the journal, packed ones too: total, pending, pending since before `older_than`, failed."""
+    from memhooks.store.packs import packed_states  # lazy: not on the hot reads
     row = _rows(
         conn,
         "SELECT count(*) AS total, coalesce(sum(state = 'pending'), 0) AS pending,"
         " coalesce(sum(state = 'pending' AND received_at < ?), 0) AS old_pending,"
         " coalesce(sum(state = 'failed'), 0) AS failed FROM events", (older_than,),
     ).fetchone()
-    return {k: row[k] for k in ("total", "pending", "old_pending", "failed")}
+    packed = packed_states(conn)
+    return {"total": row["total"] + sum(packed.values()), "pending": row["pending"],
+            "old_pending": row["old_pending"], "failed": row["failed"] + packed.get("failed", 0)}
 
 
 def journal_readable(conn) -> None:
@@ -212,9 +215,10 @@ def tool_use_ids(conn, session_id: str) -> set:
     """The tool_use ids journaled for one session, whatever their state (ingestion fills
     the session and tool_use columns from the payload). Used to import a transcript's
     tool calls once, and not the ones a live hook already journaled."""
+    from memhooks.store.packs import session_tool_use_ids  # lazy: not on the hot reads
     return {r[0] for r in conn.execute(
         "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
-        (session_id,))}
+        (session_id,))} | session_tool_use_ids(conn, session_id)
 
 
 def integrity(conn) -> list[str]:

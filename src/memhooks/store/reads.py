@@ -11,10 +11,14 @@ the lookup itself.
 A line: kind (`tier1` | `tier2` | `doc`), outcome (`hit` | `miss`), epoch, the content hash
 of the document read (else `-`), who read it (`agent` | `user`), and the project (`%`, tab,
 CR and LF percent-escaped), tab-separated; lines of the earlier format, without the reader,
-are the agent's. Writers hold a POSIX record lock (`os.lockf`: no `fcntl`
-import) for their one append; the fold holds it while it reads, commits and truncates,
-so a line is never lost or counted twice by a running fold. Either side waits at most
-LOCK_WAIT_S for the other. A log past MAX_BYTES (no ingester has run for a very long
+are the agent's. Writers hold a POSIX record lock (`os.lockf`: no `fcntl` import) for their
+one append. The fold takes the log by renaming it to `reads.log.folding` under that lock
+(a writer then appends to a new `reads.log`; one that had opened the old file sees, once it
+holds the lock, that the name is no longer its file and opens the new one), then streams
+the renamed file in fixed-size chunks (memory bounded whatever its size), commits what it
+counted and deletes it. A fold that stopped half way leaves the renamed file, which the
+next fold counts first: a crash can count lines twice, never lose one. A writer waits at
+most LOCK_WAIT_S for the lock. A log past MAX_BYTES (no ingester has run for a very long
 time) takes no more lines.
 """
 
@@ -70,28 +74,41 @@ def _append(db: str, reads: list, project: str, now: float | None, origin: str) 
         path = reads_path(db)
         if not os.path.isdir(os.path.dirname(path) or "."):
             return False  # a read never creates the store's folder
-        fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        if fd is None:
-            return False
-        try:
-            if not _lock(fd):
-                return False  # a fold that does not let go (a stopped ingester): not this line
-            if os.fstat(fd).st_size > MAX_BYTES:
+        for _attempt in (1, 2):
+            fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            if fd is None:
                 return False
-            os.write(fd, data)
-            return True
-        finally:
-            os.close(fd)  # releases the lock
+            try:
+                if not _lock(fd):
+                    return False  # a fold that does not let go (a stopped ingester): not this line
+                st = os.fstat(fd)
+                if not _still_named(path, st):
+                    continue  # a fold took this file meanwhile: append to the new one
+                if st.st_size > MAX_BYTES:
+                    return False
+                os.write(fd, data)
+                return True
+            finally:
+                os.close(fd)  # releases the lock
+        return False
     except (OSError, ValueError, UnicodeError):
         return False
+
+
+def _still_named(path: str, st) -> bool:
+    try:
+        now = os.lstat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 LOCK_WAIT_S = 0.5
 
 
 def _lock(fd: int) -> bool:
-    """The log's lock, waited for at most LOCK_WAIT_S: a fold holds it only while it reads,
-    commits and truncates (milliseconds), and a lookup never hangs on one that stopped."""
+    """The log's lock, waited for at most LOCK_WAIT_S: a fold holds it only while it renames
+    the log (microseconds), and a lookup never hangs on one that stopped."""
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
@@ -103,64 +120,110 @@ def _lock(fd: int) -> bool:
             time.sleep(0.002)
 
 
+def parse_line(raw: bytes) -> dict | None:
+    """One well-formed line of a reads log, else None (a torn or planted line)."""
+    parts = raw.decode("utf-8", "surrogateescape").split("\t", 5)
+    if len(parts) == 5:
+        parts.insert(4, "agent")  # a line from before the reader was recorded
+    if len(parts) != 6 or parts[0] not in KINDS or parts[1] not in OUTCOMES or \
+            parts[4] not in ORIGINS or "\t" in parts[5]:
+        return None
+    try:
+        at = float(parts[2])
+    except ValueError:
+        return None
+    if at != at or at in (float("inf"), float("-inf")):
+        return None
+    digest = parts[3] if parts[3] != "-" and parts[3].isalnum() else ""
+    return {"kind": parts[0], "outcome": parts[1], "at": at, "content_hash": digest,
+            "origin": parts[4], "project": unescape_field(parts[5])}
+
+
 def parse(data: bytes) -> list[dict]:
     """The well-formed lines of a reads log; anything else (a torn or planted line) is skipped."""
-    out = []
-    for raw in data.split(b"\n"):
-        parts = raw.decode("utf-8", "surrogateescape").split("\t", 5)
-        if len(parts) == 5:
-            parts.insert(4, "agent")  # a line from before the reader was recorded
-        if len(parts) != 6 or parts[0] not in KINDS or parts[1] not in OUTCOMES or \
-                parts[4] not in ORIGINS or "\t" in parts[5]:
-            continue
-        try:
-            at = float(parts[2])
-        except ValueError:
-            continue
-        if at != at or at in (float("inf"), float("-inf")):
-            continue
-        project = unescape_field(parts[5])
-        digest = parts[3] if parts[3] != "-" and parts[3].isalnum() else ""
-        out.append({"kind": parts[0], "outcome": parts[1], "at": at, "content_hash": digest,
-                    "origin": parts[4], "project": project})
-    return out
+    return [r for r in map(parse_line, data.split(b"\n")) if r is not None]
+
+
+CHUNK = 1024 * 1024
+
+
+def folding_path(db: str) -> str:
+    # lazy: config only when a fold renames the log
+    from memhooks.config import beside
+
+    return beside(db, "reads.log.folding")
 
 
 class Taken:
-    """The reads log taken for a fold: `read()` locks it exclusively and returns its lines,
-    `empty()` truncates it (call it after the fold committed: a crash in between counts
-    those lines again at the next fold, never loses them), `close()` releases the lock."""
+    """The reads log taken for a fold: `take()` renames it to `reads.log.folding` under the
+    writers' lock (or finds one a stopped fold left), `records()` streams that file's
+    well-formed lines in CHUNK-sized reads, `done()` deletes it (call it once what was
+    counted is committed)."""
 
     def __init__(self, db: str):
         self.path = reads_path(db)
-        self.fd: int | None = None
+        self.work = folding_path(db)
 
     def pending(self) -> bool:
-        try:
-            return os.lstat(self.path).st_size > 0
-        except OSError:
+        for path in (self.path, self.work):
+            try:
+                if os.lstat(path).st_size > 0:
+                    return True
+            except OSError:
+                continue
+        return False
+
+    def take(self) -> bool:
+        """Whether a file is ready to fold."""
+        if os.path.lexists(self.work):
+            return True  # a fold stopped half way: count it (again) first
+        fd = open_regular(self.path, os.O_RDWR)
+        if fd is None:
             return False
+        try:
+            if not _lock(fd):  # a writer that does not let go: fold at the next ingest
+                return False
+            st = os.fstat(fd)
+            if st.st_size == 0 or not _still_named(self.path, st):
+                return False
+            os.rename(self.path, self.work)
+            return True
+        finally:
+            os.close(fd)  # releases the lock
 
-    def read(self) -> list[dict]:
-        self.fd = open_regular(self.path, os.O_RDWR)
-        if self.fd is None:
-            return []
-        if not _lock(self.fd):  # a writer that does not let go: fold at the next ingest
-            self.close()
-            return []
-        chunks = []
-        while True:
-            chunk = os.read(self.fd, 1024 * 1024)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return parse(b"".join(chunks))
+    def records(self):
+        """The folding file's well-formed lines, read CHUNK bytes at a time; a line longer
+        than MAX_LINE is skipped, never held whole."""
+        fd = open_regular(self.work, os.O_RDONLY)
+        if fd is None:
+            return
+        try:
+            carry, skipping = b"", False
+            while True:
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    break
+                lines = chunk.split(b"\n")
+                lines[0] = carry + lines[0]
+                carry = lines.pop()
+                for raw in lines:
+                    if skipping:
+                        skipping = False  # the end of an overlong line
+                        continue
+                    rec = parse_line(raw)
+                    if rec is not None:
+                        yield rec
+                if len(carry) > MAX_LINE:
+                    carry, skipping = b"", True
+            if carry and not skipping:
+                rec = parse_line(carry)
+                if rec is not None:
+                    yield rec
+        finally:
+            os.close(fd)
 
-    def empty(self) -> None:
-        if self.fd is not None:
-            os.ftruncate(self.fd, 0)
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # releases the lock
-            self.fd = None
+    def done(self) -> None:
+        try:
+            os.unlink(self.work)
+        except OSError:
+            pass

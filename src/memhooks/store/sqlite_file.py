@@ -111,15 +111,39 @@ def prepare_file(path: str) -> None:
 
 def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
+    fresh = is_empty(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if fresh:
+            fresh_file(conn, "main", journal=os.path.basename(path).endswith("journal.db"))
         ensure_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def is_empty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
+JOURNAL_PAGE_SIZE = 16384
+
+
+def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
+    """A new file gives the pages a prune empties back (`PRAGMA incremental_vacuum`), and the
+    journal, whose compressed bodies are 1-16 KiB records, uses 16 KiB pages (4 KiB ones
+    would hold one such record each, half empty). Both can only be chosen before the file's
+    first page is written (WAL mode writes it): an existing file switches at
+    `memhooks vacuum`."""
+    if journal:
+        conn.execute(f"PRAGMA {schema}.page_size = {JOURNAL_PAGE_SIZE}")
+    conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
 
 
 def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> None:

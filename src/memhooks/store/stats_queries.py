@@ -100,15 +100,18 @@ def stats_tier2(conn, now: float) -> sqlite3.Row:
 def stats_events_by_state(conn, project: str | None) -> list[sqlite3.Row]:
     """Rows (state, count) of the journal."""
     where, args = _project_scope(project)
-    return _rows(conn, f"SELECT state, count(*) AS count FROM events WHERE {where} GROUP BY state",
+    # packed events (memhooks.store.compact) are counted by pack_tally
+    return _rows(conn, "SELECT state, sum(n) AS count FROM (SELECT state, 1 AS n, project FROM events"
+                       f" UNION ALL SELECT state, n, project FROM pack_tally) WHERE {where} GROUP BY state",
                  args).fetchall()
 
 
 def stats_event_reasons(conn, project: str | None, state: str, limit: int) -> list[sqlite3.Row]:
     """Rows (reason, count): why events ended in `state`, most frequent first."""
     where, args = _project_scope(project)
-    return _rows(conn, "SELECT error AS reason, count(*) AS count FROM events WHERE state = ?"
-                       f" AND {where} GROUP BY error ORDER BY count(*) DESC, error LIMIT ?",
+    return _rows(conn, "SELECT error AS reason, sum(n) AS count FROM (SELECT state, error, project,"
+                       " 1 AS n FROM events UNION ALL SELECT state, error, project, n FROM pack_tally)"
+                       f" WHERE state = ? AND {where} GROUP BY error ORDER BY sum(n) DESC, error LIMIT ?",
                  (state, *args, limit)).fetchall()
 
 

@@ -1,0 +1,112 @@
+"""`memhooks prune` and `memhooks vacuum`: keep the store small (memhooks.store.prune and
+memhooks.store.vacuum do the work; both wait for a running ingester first)."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import click
+
+from memhooks.cli._common import Fail, no_store, store_exists
+from memhooks.config import db_path, max_store_bytes, parse_size, project_dir
+from memhooks.egress import one_line
+from memhooks.store.connect import connect
+from memhooks.store.prune import ingest_lock
+from memhooks.store.prune import prune as do_prune
+from memhooks.store.vacuum import vacuum as do_vacuum
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def register(main: click.Group) -> None:
+    for cmd in (prune, vacuum):
+        main.add_command(cmd)
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds from `90s`, `30m`, `12h`, `30d`, `2w` (a bare number is days); None otherwise."""
+    raw = (text or "").strip().lower()
+    unit = raw[-1:] if raw[-1:] in _UNITS else "d"
+    number = raw[:-1] if raw[-1:] in _UNITS else raw
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    return value * _UNITS[unit] if 0 <= value < 1e9 else None
+
+
+def _size(n) -> str:
+    n = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+@click.command()
+@click.option("--older-than", "older_than", metavar="DUR",
+              help="Documents not read nor captured for this long (30d, 12h, 2w; a number is days).")
+@click.option("--max-size", "max_size", metavar="SIZE",
+              help="Evict until the store's files fit (500MB, 1GiB). Default: the cap "
+                   "(MEMHOOKS_MAX_SIZE, 1 GiB) when --older-than is not given.")
+@click.option("--dry-run", is_flag=True, help="Say what would go; change nothing.")
+def prune(older_than, max_size, dry_run):
+    """Evict documents: least recently read first (never read first), then the oldest;
+    documents of the pinned versions of your current projects, and tier1, last."""
+    age = None
+    if older_than is not None:
+        age = parse_duration(older_than)
+        if age is None:
+            raise click.BadParameter(f"not a duration: {older_than!r} (try 30d, 12h, 2w)",
+                                     param_hint="--older-than")
+    cap = None
+    if max_size is not None:
+        cap = parse_size(max_size)
+        if cap is None:
+            raise click.BadParameter(f"not a size: {max_size!r} (try 500MB, 1GiB)",
+                                     param_hint="--max-size")
+    elif age is None:
+        cap = max_store_bytes()
+    if not store_exists():
+        no_store(what="")
+    db = db_path()
+    try:
+        with ingest_lock(db), closing(connect(db)) as conn:
+            report = do_prune(conn, db, older_than_s=age, max_bytes=cap, dry_run=dry_run,
+                              project=project_dir())
+    except TimeoutError:
+        raise Fail("an ingester is still running on the store; try again in a moment") from None
+    verb = "would evict" if dry_run else "evicted"
+    click.echo(f"{verb} {report.documents:,} documents ({_size(report.document_bytes)} of content), "
+               f"{report.bodies:,} raw bodies without a document"
+               + (f", {report.tier1:,} tier1 entries" if report.tier1 else ""))
+    for doc_id, title in report.sample[:10]:
+        click.echo(f"  #{doc_id} {one_line(title, 100)}")
+    if dry_run:
+        click.echo(f"store: {_size(report.before)}" + (f" (cap {_size(cap)})" if cap else ""))
+    else:
+        click.echo(f"store: {_size(report.before)} -> {_size(report.after)}"
+                   + (f" (cap {_size(cap)})" if cap else ""))
+    if not report.reclaimable:
+        click.echo("note: this store was made before incremental vacuum: its free pages are reused "
+                   "but not given back until you run `memhooks vacuum` once")
+
+
+@click.command()
+def vacuum():
+    """Rewrite the store compactly and give free space back (VACUUM INTO a copy, then an
+    atomic swap; in place when another process holds the store open)."""
+    if not store_exists():
+        no_store(what="")
+    db = db_path()
+    try:
+        with ingest_lock(db):
+            result = do_vacuum(db)
+    except TimeoutError:
+        raise Fail("an ingester is still running on the store; try again in a moment") from None
+    except OSError as exc:
+        raise Fail(f"vacuum failed, the store is unchanged: {exc.strerror or exc}") from None
+    how = ("rewritten and swapped in" if result["how"] == "swapped"
+           else "vacuumed in place (another process holds the store open)")
+    click.echo(f"store {how}: {_size(result['before'])} -> {_size(result['after'])}")

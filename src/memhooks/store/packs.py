@@ -1,0 +1,415 @@
+"""Packs (standard library only): settled journal events moved out of `events` into
+compressed blocks, and back when a reindex or a heal asks for them again. See
+memhooks.store.compact for the journal's compacted forms as a whole; this module reads and
+writes `event_packs`, `pack_sessions` and `pack_tally`."""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+
+from memhooks.store.compact import (
+    STUB_PREFIX,
+    blob_refs,
+    compact_text,
+    decode_ref,
+    encode_ref,
+    link_documents,
+    store_blobs,
+)
+
+PACK_EVENTS = 1000
+PACK_BYTES = 4 * 1024 * 1024  # uncompressed lines per pack
+# Settled events before the ingester packs. Small: until they are packed, the raw payloads a
+# hook journaled leave their pages sparse (a row shrinks to a reference, the page stays), so
+# the rows not packed yet cost about their raw size. Small packs are merged into full ones
+# later (merge_packs), which is what makes a repeat cost tens of bytes.
+PACK_MIN = 64
+COLUMNS = ("id", "received_at", "hook_event_name", "session_id", "tool_name", "tool_use_id",
+           "cwd", "project", "payload", "bytes", "state", "error", "processed_at")
+_PAYLOAD = COLUMNS.index("payload")
+_RAW, _REF = 0, 1  # a pack line's payload: the journaled text, or a reference event (dict)
+# Columns the ingester fills from the payload: a pack line leaves them out when they agree.
+_DERIVED = ("hook_event_name", "session_id", "tool_name", "tool_use_id", "cwd")
+_KEPT = ("id", "received_at", "project", "bytes", "state", "error", "processed_at")
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+
+# ----------------------------------------------------------------------------- packs
+
+def _derived(payload) -> list:
+    """The columns the ingester fills from a payload (a reference dict, or small JSON text)."""
+    event = payload
+    if isinstance(payload, str) and payload.startswith("{") and len(payload) < 65536:
+        try:
+            event = json.loads(payload)
+        except (ValueError, RecursionError):
+            event = None
+    if not isinstance(event, dict):
+        return [None] * len(_DERIVED)
+    return [event.get(k) if isinstance(event.get(k), str) else None for k in _DERIVED]
+
+
+def _ms(t):
+    return round(t, 3) if isinstance(t, float) else t
+
+
+def _line(row, conn, now: float) -> tuple[str, str | None]:
+    """One pack line for an events row (its long strings moved to the blobs; times kept to
+    the millisecond; the columns the payload gives left out), and its session."""
+    values = dict(zip(COLUMNS, row, strict=True))
+    payload = values["payload"]
+    kind = _RAW
+    if isinstance(payload, bytes):
+        try:
+            payload, kind = decode_ref(payload), _REF
+        except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
+            payload = None  # unreadable: nothing to keep
+    elif isinstance(payload, str):
+        # Not compacted when it was ingested (an lc-cache-write, a failed event): now.
+        split = compact_text(payload)
+        if split is not None:
+            ref, blobs = split
+            store_blobs(conn, blobs, now)
+            link_documents(conn, blobs.keys(), values["id"])
+            payload, kind = decode_ref(ref), _REF
+    cols = [values[k] for k in _DERIVED]
+    line = [values[k] if k not in ("received_at", "processed_at") else _ms(values[k]) for k in _KEPT]
+    line += [kind, payload, 0 if cols == _derived(payload) else cols]
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")), values["session_id"]
+
+
+def _unline(line: str) -> tuple[list, int]:
+    kept = json.loads(line)
+    kind, payload, cols = kept[len(_KEPT):]
+    values = dict(zip(_KEPT, kept[:len(_KEPT)], strict=True))
+    values.update(zip(_DERIVED, _derived(payload) if cols == 0 else cols, strict=True))
+    values["payload"] = payload
+    return [values[k] for k in COLUMNS], kind
+
+
+def _compress(data: bytes) -> bytes:
+    """xz with a 1 MiB dictionary (the repeats of a pack are close together: ~2.5x smaller
+    than zlib), zlib where Python lacks lzma."""
+    try:
+        # lazy: lzma where Python has it, and only when a pack is written or read
+        import lzma
+    except ImportError:
+        return zlib.compress(data, 9)
+    return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
+                         filters=[{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}])
+
+
+def _decompress(data: bytes) -> bytes:
+    if data.startswith(_XZ_MAGIC):
+        # lazy: lzma where Python has it, and the writers only when a pack is written or read
+        import lzma
+
+        return lzma.decompress(data, format=lzma.FORMAT_XZ)
+    return zlib.decompress(data)
+
+
+def pack_limit(conn) -> int | None:
+    """Events below this id may be packed: all are settled, and the highest row stays."""
+    top = conn.execute("SELECT max(id) FROM events").fetchone()[0]
+    if top is None:
+        return None
+    pending = conn.execute("SELECT min(id) FROM events WHERE state = 'pending'").fetchone()[0]
+    return top if pending is None else min(top, pending)
+
+
+def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
+                 now: float | None = None) -> int:
+    """Move settled events into packs, one transaction per pack (at most `upto`, and only
+    when at least `min_events` wait). Returns how many events were packed."""
+    # lazy: lzma where Python has it, and the writers only when a pack is written or read
+    from memhooks.store.sqlite_file import transaction
+
+    now = time.time() if now is None else now
+    limit = pack_limit(conn)
+    if limit is None:
+        return 0
+    if upto is not None:
+        limit = min(limit, upto + 1)
+    waiting = conn.execute("SELECT count(*) FROM events WHERE id < ?", (limit,)).fetchone()[0]
+    if waiting == 0 or waiting < min_events:
+        return 0
+    cols = ", ".join(COLUMNS)
+    packed = 0
+    while True:
+        with transaction(conn):
+            limit = pack_limit(conn)  # again, under the write lock
+            if limit is None:
+                return packed
+            if upto is not None:
+                limit = min(limit, upto + 1)
+            rows = conn.execute(f"SELECT {cols} FROM events WHERE id < ? ORDER BY id LIMIT ?",
+                                (limit, PACK_EVENTS)).fetchall()
+            if not rows:
+                return packed
+            lines: list[str] = []
+            sessions: set = set()
+            tally: dict = {}
+            size = 0
+            for row in rows:
+                text, session = _line(row, conn, now)
+                lines.append(text)
+                if session is not None:
+                    sessions.add(session)
+                size += len(text)
+                key = (row[COLUMNS.index("project")], row[COLUMNS.index("state")],
+                       row[COLUMNS.index("error")])
+                n, oldest = tally.get(key, (0, row[1]))
+                tally[key] = (n + 1, min(oldest, row[1]))
+                if size >= PACK_BYTES:
+                    break
+            first, last = rows[0][0], rows[len(lines) - 1][0]
+            data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"))
+            pack = conn.execute(
+                "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
+                " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
+            conn.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
+                             [(s, pack) for s in sessions])
+            conn.executemany(
+                "INSERT INTO pack_tally (pack, project, state, error, n, oldest) VALUES (?, ?, ?, ?, ?, ?)",
+                [(pack, p, s, e, n, o) for (p, s, e), (n, o) in tally.items()])
+            conn.execute("DELETE FROM events WHERE id >= ? AND id <= ?", (first, last))
+            packed += len(lines)
+
+
+def merge_packs(conn, now: float | None = None) -> int:
+    """Merge runs of consecutive small packs into packs of PACK_EVENTS events (xz does far
+    better on one large block than on many small ones). Only full merges are done, one
+    transaction each. Returns how many packs were merged away."""
+    now = time.time() if now is None else now
+    merged = 0
+    while True:
+        run: list[int] = []
+        total = 0
+        for pack, events, pending in conn.execute(
+                "SELECT id, events, pending FROM event_packs ORDER BY first_id"):
+            if pending or events >= PACK_EVENTS // 2:
+                run, total = [], 0
+                continue
+            run.append(pack)
+            total += events
+            if total >= PACK_EVENTS:
+                break
+        if total < PACK_EVENTS or len(run) < 2:
+            return merged
+        try:
+            merged += _merge(conn, run, now)
+        except _Changed:
+            return merged
+
+
+def _merge(conn, run: list[int], now: float) -> int:
+    """Make the packs of `run` one (a transaction)."""
+    # lazy: lzma where Python has it, and the writers only when a pack is written or read
+    from memhooks.store.sqlite_file import transaction
+
+    with transaction(conn):
+        lines: list[str] = []
+        sessions: set = set()
+        tally: dict = {}
+        for pack in run:
+            row = conn.execute("SELECT data, pending FROM event_packs WHERE id = ?", (pack,)).fetchone()
+            if row is None or row[1]:
+                raise _Changed
+            lines += _decompress(row[0]).decode("utf-8", "surrogatepass").split("\n")
+            sessions |= {r[0] for r in conn.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))}
+            for p, st, e, n, o in conn.execute(
+                    "SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?", (pack,)):
+                m, old = tally.get((p, st, e), (0, o))
+                tally[(p, st, e)] = (m + n, o if old is None else old if o is None else min(old, o))
+        lines = sorted((x for x in lines if x), key=lambda x: json.loads(x)[0])
+        first, last = json.loads(lines[0])[0], json.loads(lines[-1])[0]
+        data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"))
+        new = conn.execute(
+            "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
+            " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
+        for pack in run:
+            drop_pack(conn, pack)
+        conn.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
+                         [(x, new) for x in sessions])
+        conn.executemany(
+            "INSERT INTO pack_tally (pack, project, state, error, n, oldest) VALUES (?, ?, ?, ?, ?, ?)",
+            [(new, p, st, e, n, o) for (p, st, e), (n, o) in tally.items()])
+    return len(run)
+
+
+class _Changed(Exception):
+    """A pack changed under a merge (a reindex marked it): the merge is rolled back."""
+
+
+def pack_lines(data: bytes):
+    """The events of one pack: (column values, payload kind) in id order."""
+    for line in _decompress(data).decode("utf-8", "surrogatepass").split("\n"):
+        if line:
+            yield _unline(line)
+
+
+def _requeued(values: list, kind: int) -> bool:
+    """Whether a reindex projects this event again (journal.requeue_derived's rule)."""
+    state = values[COLUMNS.index("state")]
+    if state in ("done", "skipped"):
+        return True
+    payload = values[_PAYLOAD]
+    return state == "failed" and not (kind == _RAW and isinstance(payload, str)
+                                      and payload.startswith(STUB_PREFIX))
+
+
+def drop_pack(conn, pack: int) -> None:
+    conn.execute("DELETE FROM event_packs WHERE id = ?", (pack,))
+    conn.execute("DELETE FROM pack_sessions WHERE pack = ?", (pack,))
+    conn.execute("DELETE FROM pack_tally WHERE pack = ?", (pack,))
+
+
+def unpack(conn, pack: int, *, requeue: bool) -> int:
+    """Put one pack's events back into `events` (inside the caller's transaction), the
+    references as BLOB payloads; with `requeue`, the ones a reindex projects again are
+    `pending`. Returns how many rows came back."""
+    row = conn.execute("SELECT data FROM event_packs WHERE id = ?", (pack,)).fetchone()
+    if row is None:
+        return 0
+    rows = []
+    for values, kind in pack_lines(row[0]):
+        again = requeue and _requeued(values, kind)
+        if kind == _REF:
+            values[_PAYLOAD] = encode_ref(values[_PAYLOAD])
+        elif values[_PAYLOAD] is None:
+            values[_PAYLOAD] = "{}"
+        if again:
+            values[COLUMNS.index("state")] = "pending"
+            values[COLUMNS.index("error")] = None
+            values[COLUMNS.index("processed_at")] = None
+        rows.append(values)
+    conn.executemany(f"INSERT OR IGNORE INTO events ({', '.join(COLUMNS)})"
+                     f" VALUES ({', '.join('?' * len(COLUMNS))})", rows)
+    drop_pack(conn, pack)
+    return len(rows)
+
+
+def requeue_packs(conn) -> int:
+    """Every pack to be projected again by the next ingest (a reindex, a heal). Returns how
+    many events they hold."""
+    events = conn.execute("SELECT coalesce(sum(events), 0) FROM event_packs WHERE pending = 0").fetchone()[0]
+    conn.execute("UPDATE event_packs SET pending = 1 WHERE pending = 0")
+    return events
+
+
+def take_pending_pack(conn) -> int | None:
+    """Unpack the first pending pack (and any pending one overlapping it) into `events` as
+    pending rows. Returns the highest id they cover, or None when no pack is pending."""
+    # lazy: lzma where Python has it, and the writers only when a pack is written or read
+    from memhooks.store.sqlite_file import transaction
+
+    with transaction(conn):
+        row = conn.execute("SELECT id, first_id, last_id FROM event_packs WHERE pending = 1"
+                           " ORDER BY first_id LIMIT 1").fetchone()
+        if row is None:
+            return None
+        top = row[2]
+        unpack(conn, row[0], requeue=True)
+        for pack, last in conn.execute("SELECT id, last_id FROM event_packs WHERE pending = 1"
+                                       " AND first_id <= ? ORDER BY first_id", (top,)).fetchall():
+            unpack(conn, pack, requeue=True)
+            top = max(top, last)
+        return top
+
+
+def packed_states(conn) -> dict:
+    """{state: packed events} (pack_tally); {} for a journal not migrated yet (read-only)."""
+    # lazy: lzma where Python has it, and the writers only when a pack is written or read
+    import sqlite3
+
+    try:
+        return dict(conn.execute("SELECT state, sum(n) FROM pack_tally GROUP BY state").fetchall())
+    except sqlite3.OperationalError:
+        return {}
+
+
+def pending_packs(conn) -> bool:
+    return conn.execute("SELECT 1 FROM event_packs WHERE pending = 1 LIMIT 1").fetchone() is not None
+
+
+def session_tool_use_ids(conn, session_id: str) -> set:
+    """The tool_use ids a session's packed events hold."""
+    out = set()
+    col = COLUMNS.index("tool_use_id")
+    for (data,) in conn.execute("SELECT p.data FROM pack_sessions s JOIN event_packs p ON p.id = s.pack"
+                                " WHERE s.session_id = ?", (session_id,)):
+        for values, _kind in pack_lines(data):
+            if values[COLUMNS.index("session_id")] == session_id and values[col] is not None:
+                out.add(values[col])
+    return out
+
+
+def rewrite_packs(conn, keep, *, now: float | None = None) -> int:
+    """Drop the packed events for which `keep(values: dict) -> bool` is false (inside the
+    caller's transaction): each pack holding one is put back into `events` (its bodies
+    restored), the row deleted, and packed again later. For `forget` and the like.
+    Returns how many events were dropped."""
+    dropped = 0
+    for pack, data in conn.execute("SELECT id, data FROM event_packs").fetchall():
+        gone = [values[0] for values, _ in pack_lines(data)
+                if not keep(dict(zip(COLUMNS, values, strict=True)))]
+        if not gone:
+            continue
+        pending = conn.execute("SELECT pending FROM event_packs WHERE id = ?", (pack,)).fetchone()[0]
+        unpack(conn, pack, requeue=bool(pending))  # a pack awaiting a reindex stays awaited
+        for i in range(0, len(gone), 500):
+            part = gone[i:i + 500]
+            conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(part))})", part)
+        dropped += len(gone)
+    return dropped
+
+
+def carriers(conn, needles, content_hashes) -> tuple[set, set]:
+    """For `memhooks forget`: (blob ids, event ids) that carry one of `needles` (strings as
+    JSON writes them: a URL, the start of a text) or come from one of `content_hashes`: the
+    blobs whose text holds one or that gave such a document, and every event (a reference
+    payload in `events`, a packed one) that holds a needle or refers to one of those blobs.
+    Reads every blob and pack: a forget is rare and must leave no copy."""
+    needles = [n for n in needles if n]
+    hashes = list(content_hashes)
+    blobs: set = set()
+    for i in range(0, len(hashes), 500):
+        part = hashes[i:i + 500]
+        blobs |= {r[0] for r in conn.execute(
+            f"SELECT blob FROM blob_docs WHERE content_hash IN ({','.join('?' * len(part))})", part)}
+    if needles:
+        for blob, data in conn.execute("SELECT id, data FROM blobs"):
+            text = zlib.decompress(data).decode("utf-8", "surrogatepass")
+            forms = (json.dumps(text, ensure_ascii=False), json.dumps(text))
+            if any(n in f for n in needles for f in forms):
+                blobs.add(blob)
+    shas = set()
+    for blob in blobs:
+        row = conn.execute("SELECT sha256 FROM blobs WHERE id = ?", (blob,)).fetchone()
+        if row:
+            shas.add(row[0])
+
+    def carries(kind: int, payload) -> bool:
+        if kind == _RAW:
+            return isinstance(payload, str) and any(n in payload for n in needles)
+        digests: set = set()
+        blob_refs(payload, digests)
+        if digests & shas:
+            return True
+        forms = (json.dumps(payload, ensure_ascii=False), json.dumps(payload))
+        return any(n in f for n in needles for f in forms)
+
+    events: set = set()
+    for event_id, payload in conn.execute("SELECT id, payload FROM events WHERE typeof(payload) = 'blob'"):
+        try:
+            ref = decode_ref(payload)
+        except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
+            continue
+        if carries(_REF, ref):
+            events.add(event_id)
+    for (data,) in conn.execute("SELECT data FROM event_packs"):
+        for values, kind in pack_lines(data):
+            if carries(kind, values[_PAYLOAD]):
+                events.add(values[0])
+    return blobs, events

@@ -1,0 +1,264 @@
+"""The store's files on disk, and giving free pages back (standard library only).
+
+- `store_files(db)` / `store_bytes(db)`: bytes on disk (allocated blocks) of every file of one
+  store: memhooks.db and journal.db with their -wal and -shm, reads.log, the spool beside it,
+  tier1.answers, the health and lock files, the log. The size cap (MEMHOOKS_MAX_SIZE) is on
+  their sum.
+- `release(conn)`: after rows were deleted, merge the full-text index's segments (a deleted
+  document leaves a tombstone until they are merged), `PRAGMA incremental_vacuum` both
+  files (a file in `auto_vacuum = INCREMENTAL` mode gives its free pages back to the file
+  system; new stores are created in that mode) and truncate the WAL files.
+- `vacuum(db)`: `memhooks vacuum`, see its docstring.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+SCHEMAS = ("main", "journal")
+
+
+def on_disk(path: str) -> int:
+    """Bytes a file takes on disk (its allocated blocks; its size where blocks are unknown)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    blocks = getattr(st, "st_blocks", None)
+    return blocks * 512 if blocks is not None else st.st_size
+
+
+def store_files(db: str) -> list[tuple[str, str, int]]:
+    """(label, path, bytes on disk) of each file of the store, missing ones as 0."""
+    # lazy: the store's open and swap helpers load only for a vacuum
+    from memhooks.config import beside, journal_path, log_path
+
+    journal = journal_path(db)
+    named = [("db", db), ("db-wal", db + "-wal"), ("db-shm", db + "-shm"),
+             ("journal", journal), ("journal-wal", journal + "-wal"),
+             ("journal-shm", journal + "-shm"), ("reads.log", beside(db, "reads.log")),
+             ("reads.log.folding", beside(db, "reads.log.folding")),
+             ("tier1.answers", beside(db, "tier1.answers")),
+             ("health", db + ".health.jsonl"), ("log", log_path(db)), ("log.1", log_path(db) + ".1")]
+    out = [(label, path, on_disk(path)) for label, path in named]
+    out.append(("spool", _spool(db), _tree_bytes(_spool(db))))
+    return out
+
+
+def _spool(db: str) -> str:
+    return os.path.join(os.path.dirname(db), "spool")
+
+
+def _tree_bytes(folder: str) -> int:
+    total = 0
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    total += _tree_bytes(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    total += on_disk(entry.path)
+    except OSError:
+        pass
+    return total
+
+
+def store_bytes(db: str) -> int:
+    return sum(n for _label, _path, n in store_files(db))
+
+
+def free_bytes(conn) -> int:
+    """Bytes of free pages inside both files (reused by new rows; given back to the file
+    system only in auto_vacuum mode, or by `memhooks vacuum`)."""
+    total = 0
+    for schema in SCHEMAS:
+        try:
+            free = conn.execute(f"PRAGMA {schema}.freelist_count").fetchone()[0]
+            size = conn.execute(f"PRAGMA {schema}.page_size").fetchone()[0]
+        except sqlite3.Error:
+            continue
+        total += free * size
+    return total
+
+
+def incremental_mode(conn, schema: str = "main") -> bool:
+    return conn.execute(f"PRAGMA {schema}.auto_vacuum").fetchone()[0] == 2
+
+
+def merge_fts(conn, max_rounds: int = 400) -> None:
+    """Merge the documents' full-text index segments (each round its own short transaction,
+    at most ~500 pages written), so deleted documents' entries and tombstones are dropped."""
+    for _ in range(max_rounds):
+        before = conn.total_changes
+        conn.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', 500)")
+        if conn.total_changes - before < 2:
+            return
+
+
+CHECKPOINT_WAIT_MS = 200
+
+
+def checkpoint(conn, wait_ms: int = CHECKPOINT_WAIT_MS) -> None:
+    """Write both WALs back and truncate them. A TRUNCATE checkpoint holds the write lock
+    while it waits for readers to leave old snapshots, so it waits `wait_ms` at most (a hook
+    appending meanwhile waits no longer); a reader still in a snapshot makes it a no-op."""
+    # lazy: the store's open and swap helpers load only for a vacuum
+    from memhooks.store.reader import BUSY_TIMEOUT_MS
+
+    conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+    try:
+        for schema in SCHEMAS:
+            try:
+                conn.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.OperationalError:
+                pass
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def release(conn, *, fts: bool = True) -> None:
+    """Give the pages rows left free back: the FTS merge, incremental_vacuum, the WALs."""
+    if fts:
+        merge_fts(conn)
+    for schema in SCHEMAS:
+        if incremental_mode(conn, schema):
+            # executescript: Python's execute() steps this pragma once (one page freed)
+            conn.executescript(f"PRAGMA {schema}.incremental_vacuum;")
+    checkpoint(conn)
+
+
+# ----------------------------------------------------------------------------- memhooks vacuum
+
+TMP_SUFFIX = ".vacuum-tmp"
+EXCLUSIVE_WAIT_S = 10.0
+
+
+class StoreInUse(Exception):
+    """Another process holds the store open: it cannot be swapped."""
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _fsync_path(path: str, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def vacuum(db: str, *, wait_s: float = EXCLUSIVE_WAIT_S, in_place_fallback: bool = True) -> dict:
+    """Rewrite both files compactly, in `auto_vacuum = INCREMENTAL` mode (the one VACUUM an
+    older store needs to switch), and swap them in atomically.
+
+    With the store to itself (SQLite's exclusive locking mode: no other process has it
+    open, and none can open it meanwhile): both files leave WAL mode (checkpointed, the
+    -wal and -shm removed), `VACUUM INTO` writes each one to `<file>.vacuum-tmp` beside it,
+    the copy is put in WAL mode, fsynced and renamed over the file (journal first), then the
+    folder is fsynced. A crash before a rename leaves the old file whole (a stale tmp file
+    is removed by the next vacuum); after it, the new one is whole. A process that opened
+    the store while it was held reads the old file and cannot write it any more
+    (SQLite: "attempt to write a readonly database", SQLITE_READONLY_DBMOVED): a hook
+    spools its event then, an ingester tries again later.
+
+    When another process holds the store open past `wait_s` (an MCP server, a running
+    ingester), the files are vacuumed in place instead (`VACUUM`, which SQLite makes safe
+    with other connections, and which needs up to twice the file's size in free space
+    while it runs), unless `in_place_fallback` is false (StoreInUse is raised).
+    Returns {"before": bytes, "after": bytes, "how": "swapped" | "in place"}."""
+    # lazy: the store's open and swap helpers load only for a vacuum
+    from memhooks.config import journal_path
+    from memhooks.store.connect import closing, connect
+
+    with closing(connect(db)):
+        pass  # create / migrate / heal first: the files are sound and current
+    before = store_bytes(db)
+    jpath = journal_path(db)
+    for path in (db, jpath):
+        _remove(path + TMP_SUFFIX)
+    try:
+        _swap(db, jpath, wait_s)
+        how = "swapped"
+    except StoreInUse:
+        if not in_place_fallback:
+            raise
+        _in_place(db)
+        how = "in place"
+    with closing(connect(db)) as conn:
+        checkpoint(conn)
+    return {"before": before, "after": store_bytes(db), "how": how}
+
+
+def _swap(db: str, jpath: str, wait_s: float) -> None:
+    # lazy: the store's open and swap helpers load only for a vacuum
+    from memhooks.store.sqlite_file import fresh_file
+
+    conn = sqlite3.connect(db, timeout=0.1, isolation_level=None)
+    try:
+        conn.execute("ATTACH DATABASE ? AS journal", (jpath,))
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                conn.execute("BEGIN EXCLUSIVE")
+                conn.execute("COMMIT")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise StoreInUse(str(exc)) from None
+                time.sleep(0.1)
+        # Held: no other process has either file open. Leave WAL so no -wal or -shm stays
+        # behind for the new files to meet.
+        pages = {s: conn.execute(f"PRAGMA {s}.page_size").fetchone()[0] for s in SCHEMAS}
+        for schema in SCHEMAS:
+            conn.execute(f"PRAGMA {schema}.journal_mode = DELETE").fetchall()
+        for schema, path in (("journal", jpath), ("main", db)):
+            tmp = path + TMP_SUFFIX
+            try:
+                # (VACUUM INTO takes the page size last set on the connection, whatever the schema)
+                conn.execute(f"PRAGMA {schema}.page_size = {pages[schema]}")
+                fresh_file(conn, schema, journal=schema == "journal")
+                conn.execute(f"VACUUM {schema} INTO ?", (tmp,))
+                _prepare_copy(tmp)
+            except BaseException:
+                _remove(tmp)
+                raise
+        for path in (jpath, db):
+            os.replace(path + TMP_SUFFIX, path)
+        _fsync_path(os.path.dirname(os.path.abspath(db)) or ".", directory=True)
+    finally:
+        conn.close()
+    for path in (db, jpath):
+        _remove(path + "-journal")  # the old files' (emptied) rollback journal: the new ones use WAL
+
+
+def _prepare_copy(tmp: str) -> None:
+    """The copy: private, in WAL mode (so nothing of the old files' rollback journal applies
+    to it), on disk before it is renamed."""
+    os.chmod(tmp, 0o600)
+    c = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        c.execute("PRAGMA journal_mode = WAL").fetchall()
+    finally:
+        c.close()
+    _fsync_path(tmp)
+
+
+def _in_place(db: str) -> None:
+    # lazy: the store's open and swap helpers load only for a vacuum
+    from memhooks.store.connect import closing, connect
+
+    with closing(connect(db)) as conn:
+        for schema in SCHEMAS:
+            # (VACUUM cannot change the page size of a file in WAL mode: only auto_vacuum here)
+            conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
+            conn.execute(f"VACUUM {schema}")
