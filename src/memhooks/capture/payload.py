@@ -4,6 +4,7 @@ does not capture. memhooks.store.journal writes it."""
 
 from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
 from memhooks.files import read_capped as _read_capped
+from memhooks.gate import top_level_string
 from memhooks.store.journal import TOOL_HOOKS
 
 _SCAN_NAME_BYTES = 512
@@ -33,45 +34,10 @@ def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     return _as_text(redact_bytes(raw)), None
 
 
-def _tool_name_scan(raw: bytes):
-    """The top-level `tool_name` of a raw hook payload without parsing it: (found, name).
-
-    Captured content sits inside JSON strings, where a quote is escaped, so an unescaped
-    `"tool_name":` is a key. Exactly one such key with a plain string value is the answer;
-    anything else (none, several, escapes in the value) asks for a real parse."""
-    key = b'"tool_name"'
-    hits: list[int] = []
-    start = 0
-    while len(hits) < 2:
-        i = raw.find(key, start)
-        if i < 0:
-            break
-        start = i + len(key)
-        if i > 0 and raw[i - 1:i] == b"\\":
-            continue
-        hits.append(start)
-    if len(hits) != 1:
-        return False, None
-    rest = raw[hits[0]:hits[0] + _SCAN_NAME_BYTES].lstrip(b" \t\r\n")
-    if not rest.startswith(b":"):
-        return False, None
-    rest = rest[1:].lstrip(b" \t\r\n")
-    if not rest.startswith(b'"'):
-        return True, None  # tool_name is not a string
-    end = rest.find(b'"', 1)
-    value = rest[1:end] if end > 0 else b""
-    if end < 0 or b"\\" in value:
-        return False, None
-    try:
-        return True, value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False, None
-
-
 def tool_name_of(raw: bytes) -> str | None:
     """The payload's top-level tool_name (a bounded byte scan, a JSON parse when unsure)."""
-    found, name = _tool_name_scan(raw)
-    if found:
+    name = top_level_string(raw, b"tool_name", _SCAN_NAME_BYTES)
+    if name is not None:
         return name
     # lazy: json (re, enum) only when the byte scan is unsure
     import json
