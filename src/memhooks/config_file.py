@@ -280,3 +280,33 @@ def coerce(key: str, text: str):
     if number != number or number < 0 or number in (float("inf"),):
         raise ValueError(f"{key} is a number >= 0, not {text!r}")
     return int(number) if number.is_integer() else number
+
+
+_TIME_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str, bare_unit_s: float = 1.0, allow_zero: bool = False) -> float:
+    """`90s`, `30m`, `2h`, `1d`, `1w`, `1h30m` -> seconds; a plain number counts in
+    `bare_unit_s` (seconds unless the command says otherwise). ValueError when it is not a
+    positive duration (zero allowed with `allow_zero`)."""
+    s = text.strip().lower().replace(" ", "")
+    if not s:
+        raise ValueError("empty duration")
+    try:
+        value = float(s) * bare_unit_s
+    except ValueError:
+        total, number = 0.0, ""
+        for ch in s:
+            if ch.isdigit() or ch == ".":
+                number += ch
+            elif ch in _TIME_UNITS and number:
+                total += float(number) * _TIME_UNITS[ch]
+                number = ""
+            else:
+                raise ValueError(f"not a duration: {text!r} (e.g. 30m, 2h, 1d)") from None
+        if number:
+            raise ValueError(f"not a duration: {text!r} (e.g. 30m, 2h, 1d)") from None
+        value = total
+    if value < 0 or (value == 0 and not allow_zero) or value != value or value >= 1e15:
+        raise ValueError(f"not a duration: {text!r}")
+    return value

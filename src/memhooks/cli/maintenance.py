@@ -7,6 +7,7 @@ from contextlib import closing
 
 import click
 
+from memhooks import config_file
 from memhooks.cli._common import Fail, no_store, store_exists
 from memhooks.config import db_path, max_store_bytes, parse_size, project_dir
 from memhooks.egress import one_line
@@ -14,8 +15,6 @@ from memhooks.store.connect import connect
 from memhooks.store.prune import ingest_lock
 from memhooks.store.prune import prune as do_prune
 from memhooks.store.vacuum import vacuum as do_vacuum
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def register(main: click.Group) -> None:
@@ -25,14 +24,10 @@ def register(main: click.Group) -> None:
 
 def parse_duration(text: str) -> float | None:
     """Seconds from `90s`, `30m`, `12h`, `30d`, `2w` (a bare number is days); None otherwise."""
-    raw = (text or "").strip().lower()
-    unit = raw[-1:] if raw[-1:] in _UNITS else "d"
-    number = raw[:-1] if raw[-1:] in _UNITS else raw
     try:
-        value = float(number)
+        return config_file.parse_duration(text, bare_unit_s=86400, allow_zero=True)
     except ValueError:
         return None
-    return value * _UNITS[unit] if 0 <= value < 1e9 else None
 
 
 def _size(n) -> str:

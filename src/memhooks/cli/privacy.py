@@ -13,6 +13,7 @@ import click
 
 from memhooks.cli._common import open_store
 from memhooks.config import db_path
+from memhooks.config_file import parse_duration
 from memhooks.gate import pause, resume
 from memhooks.store.forget import Criteria, choose, forget, plan, scrub_spool
 from memhooks.store.journal import _spool_dirs
@@ -21,37 +22,10 @@ from memhooks.team.runner import run
 from memhooks.team.settings import configured
 from memhooks.team.store import TeamError
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
 
 def register(main: click.Group) -> None:
     for cmd in (forget_cmd, pause_cmd, resume_cmd):
         main.add_command(cmd)
-
-
-def parse_duration(text: str) -> float:
-    """`90s`, `30m`, `2h`, `1d`, `1w`, `1h30m`, or plain seconds -> seconds."""
-    s = text.strip().lower().replace(" ", "")
-    if not s:
-        raise ValueError("empty duration")
-    try:
-        value = float(s)
-    except ValueError:
-        total, number = 0.0, ""
-        for ch in s:
-            if ch.isdigit() or ch == ".":
-                number += ch
-            elif ch in _UNITS and number:
-                total += float(number) * _UNITS[ch]
-                number = ""
-            else:
-                raise ValueError(f"not a duration: {text!r} (e.g. 30m, 2h, 1d)") from None
-        if number:
-            raise ValueError(f"not a duration: {text!r} (e.g. 30m, 2h, 1d)") from None
-        value = total
-    if value <= 0 or value != value or value == float("inf"):
-        raise ValueError(f"not a duration: {text!r}")
-    return value
 
 
 def parse_when(text: str, now: float) -> float:

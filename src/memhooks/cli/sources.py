@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import click
 
 from memhooks.cli._common import Fail, echo_json, echo_lines, no_store, open_store, store_exists
-from memhooks.cli.privacy import parse_duration
+from memhooks.config_file import parse_duration
 from memhooks.egress import one_line, safe_json
 from memhooks.store.sources import summary
 from memhooks.timefmt import iso
