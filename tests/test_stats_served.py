@@ -113,7 +113,8 @@ def _data(**daily) -> dict:
     tier = {"total": 0, "fresh": 0, "negative": 0, "negative_fresh": 0, "hits": 0, "misses": 0,
             "hit_rate": None}
     data = {"schema": 1, "generated_at": "2026-01-30T00:00:00Z", "project": None,
-            "db": {"path": "/x/memhooks.db", "file_bytes": 1, "wal_bytes": 0, "total_bytes": 1},
+            "db": {"path": "/x/memhooks.db", "file_bytes": 1, "wal_bytes": 0, "total_bytes": 1,
+                   "files": [], "store_bytes": 1, "cap_bytes": 1 << 30, "frees_pages": True},
             "documents": {"count": 1, "bytes": 10, "by_source_tool": [
                 {"source_tool": "context7", "type": "library-docs", "count": 1, "bytes": 10}]},
             "captures": {"count": 1, "unique_documents": 1, "captured_bytes": 10, "unique_bytes": 10,

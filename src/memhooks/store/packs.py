@@ -6,6 +6,7 @@ writes `event_packs`, `pack_sessions` and `pack_tally`."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 import zlib
 
@@ -320,9 +321,6 @@ def take_pending_pack(conn) -> int | None:
 
 def packed_states(conn) -> dict:
     """{state: packed events} (pack_tally); {} for a journal not migrated yet (read-only)."""
-    # lazy: lzma where Python has it, and the writers only when a pack is written or read
-    import sqlite3
-
     try:
         return dict(conn.execute("SELECT state, sum(n) FROM pack_tally GROUP BY state").fetchall())
     except sqlite3.OperationalError:
