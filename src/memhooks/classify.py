@@ -175,12 +175,10 @@ def opens_like_error(text: str) -> bool:
     return bool(_rx(_OPENING, ignorecase=True).match(text[:_HEAD].lstrip()))
 
 
-def strong_error(text: str) -> str | None:
-    """An error whatever the source: a bot-check interstitial, EXA's empty fetch, an HTML
-    error page, a JSON error object, or a body of at most a few KB that opens like an
-    error. Returns the family."""
-    stripped = text.strip()
-    if interstitial(stripped):
+def page_error(stripped: str, title: str | None = None) -> str | None:
+    """The error pages any source can hand back, recognised by what they are: a bot-check
+    interstitial, EXA's empty fetch, an HTML error page, a JSON error object."""
+    if interstitial(stripped, title):
         return "bot-check interstitial"
     if empty_fetch(stripped):
         return "empty fetch"
@@ -188,6 +186,16 @@ def strong_error(text: str) -> str | None:
         return "html error page"
     if json_error_object(stripped):
         return "json error object"
+    return None
+
+
+def strong_error(text: str) -> str | None:
+    """An error whatever the source: an error page (page_error), or a body of at most a few
+    KB that opens like an error. Returns the family."""
+    stripped = text.strip()
+    page = page_error(stripped)
+    if page is not None:
+        return page
     if len(stripped) <= _SCAN and opens_like_error(stripped):
         return family(stripped) or "error"
     return None
@@ -419,14 +427,9 @@ def document_error(text: str, title: str | None = None, source_tool: str | None 
     stripped = text.strip()
     if not stripped:
         return "empty content"
-    if interstitial(stripped, title):
-        return "bot-check interstitial"
-    if empty_fetch(stripped):
-        return "empty fetch"
-    if html_error_page(stripped):
-        return "html error page"
-    if json_error_object(stripped):
-        return "json error object"
+    page = page_error(stripped, title)
+    if page is not None:
+        return page
     if len(stripped) > _SCAN:
         return None
     if c7_docs_shape(stripped):
