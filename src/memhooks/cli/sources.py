@@ -97,6 +97,23 @@ def run_lines(run: dict) -> list[str]:
     return lines
 
 
+def _fetching(run_fn, max_pages, *args, **kwargs) -> dict:
+    """Run `add` or `refresh` over the store with the configured limits and a progress bar;
+    its summary, or a one-line failure."""
+    from memhooks.ingest.fetch import Limits  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
+    from memhooks.ingest.sources import SourceError  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
+
+    conn = open_store(ingest=False)
+    try:
+        with _progress() as progress:
+            run = run_fn(conn, *args, limits=Limits.from_config(pages=max_pages), progress=progress, **kwargs)
+    except SourceError as exc:
+        raise Fail(str(exc)) from None
+    finally:
+        conn.close()
+    return run.as_dict()
+
+
 @click.command("add")
 @click.argument("url")
 @click.option("--library", "library_id", metavar="ID",
@@ -110,19 +127,9 @@ def add_cmd(url, library_id, version, max_pages, as_json):
 
     Robots.txt is respected; limits: pages, bytes per page and in all, time
     (MEMHOOKS_ADD_* settings). `memhooks refresh` revalidates what was added."""
-    from memhooks.ingest.fetch import Limits  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
-    from memhooks.ingest.sources import SourceError, add  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
+    from memhooks.ingest.sources import add  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
 
-    conn = open_store(ingest=False)
-    try:
-        with _progress() as progress:
-            run = add(conn, url, library_id=library_id, version=version,
-                      limits=Limits.from_config(pages=max_pages), progress=progress)
-    except SourceError as exc:
-        raise Fail(str(exc)) from None
-    finally:
-        conn.close()
-    data = run.as_dict()
+    data = _fetching(add, max_pages, url, library_id=library_id, version=version)
     if as_json:
         echo_json("add", data)
         return
@@ -144,19 +151,9 @@ def refresh_cmd(url, everything, older_than, max_pages, as_json):
         raise click.UsageError("give one source URL or --all")
     if not store_exists():
         no_store(as_json, {"command": "refresh"}, what=" and no source was added")
-    from memhooks.ingest.fetch import Limits  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
-    from memhooks.ingest.sources import SourceError, refresh  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
+    from memhooks.ingest.sources import refresh  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
 
-    conn = open_store(ingest=False)
-    try:
-        with _progress() as progress:
-            run = refresh(conn, url=url, older_than_s=older_than,
-                          limits=Limits.from_config(pages=max_pages), progress=progress)
-    except SourceError as exc:
-        raise Fail(str(exc)) from None
-    finally:
-        conn.close()
-    data = run.as_dict()
+    data = _fetching(refresh, max_pages, url=url, older_than_s=older_than)
     if as_json:
         echo_json("refresh", data)
         return
