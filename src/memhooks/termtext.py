@@ -149,3 +149,13 @@ class StatusLine:
     def __exit__(self, *exc):
         self.done()
         return False
+
+
+def human_bytes(n) -> str:
+    """Bytes for people: `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`."""
+    n = float(n or 0)
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"

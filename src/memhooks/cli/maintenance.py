@@ -15,6 +15,7 @@ from memhooks.store.connect import connect
 from memhooks.store.prune import ingest_lock
 from memhooks.store.prune import prune as do_prune
 from memhooks.store.vacuum import vacuum as do_vacuum
+from memhooks.termtext import human_bytes
 
 
 def register(main: click.Group) -> None:
@@ -28,15 +29,6 @@ def parse_duration(text: str) -> float | None:
         return config_file.parse_duration(text, bare_unit_s=86400, allow_zero=True)
     except ValueError:
         return None
-
-
-def _size(n) -> str:
-    n = float(n or 0)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
 
 
 @click.command()
@@ -73,16 +65,16 @@ def prune(older_than, max_size, dry_run):
     except TimeoutError:
         raise Fail("an ingester is still running on the store; try again in a moment") from None
     verb = "would evict" if dry_run else "evicted"
-    click.echo(f"{verb} {report.documents:,} documents ({_size(report.document_bytes)} of content), "
+    click.echo(f"{verb} {report.documents:,} documents ({human_bytes(report.document_bytes)} of content), "
                f"{report.bodies:,} raw bodies without a document"
                + (f", {report.tier1:,} tier1 entries" if report.tier1 else ""))
     for doc_id, title in report.sample[:10]:
         click.echo(f"  #{doc_id} {one_line(title, 100)}")
     if dry_run:
-        click.echo(f"store: {_size(report.before)}" + (f" (cap {_size(cap)})" if cap else ""))
+        click.echo(f"store: {human_bytes(report.before)}" + (f" (cap {human_bytes(cap)})" if cap else ""))
     else:
-        click.echo(f"store: {_size(report.before)} -> {_size(report.after)}"
-                   + (f" (cap {_size(cap)})" if cap else ""))
+        click.echo(f"store: {human_bytes(report.before)} -> {human_bytes(report.after)}"
+                   + (f" (cap {human_bytes(cap)})" if cap else ""))
     if not report.reclaimable:
         click.echo("note: this store was made before incremental vacuum: its free pages are reused "
                    "but not given back until you run `memhooks vacuum` once")
@@ -104,4 +96,4 @@ def vacuum():
         raise Fail(f"vacuum failed, the store is unchanged: {exc.strerror or exc}") from None
     how = ("rewritten and swapped in" if result["how"] == "swapped"
            else "vacuumed in place (another process holds the store open)")
-    click.echo(f"store {how}: {_size(result['before'])} -> {_size(result['after'])}")
+    click.echo(f"store {how}: {human_bytes(result['before'])} -> {human_bytes(result['after'])}")

@@ -13,6 +13,7 @@ from memhooks.cli._common import Fail, echo_json, echo_lines, no_store, open_sto
 from memhooks.config_file import parse_duration
 from memhooks.egress import one_line, safe_json
 from memhooks.store.sources import summary
+from memhooks.termtext import human_bytes
 from memhooks.timefmt import iso
 
 
@@ -28,15 +29,6 @@ def _duration(ctx, param, value):
         return parse_duration(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-
-
-def _bytes(n) -> str:
-    n = float(n or 0)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
 
 
 @contextmanager
@@ -75,8 +67,8 @@ def run_lines(run: dict) -> list[str]:
         lines.append(f"refreshed {len(run['roots'])} sources: {run['visited']} pages checked, "
                      f"{o.get('not-modified', 0)} not modified (304), {o.get('unchanged', 0)} same text, "
                      f"{o.get('updated', 0)} updated, {o.get('new', 0)} new")
-    lines.append(f"downloaded {_bytes(run['bytes_downloaded'])} in {run['requests']} requests, "
-                 f"{run['seconds']:.1f} s; stored {stored} documents ({_bytes(run['bytes_stored'])})")
+    lines.append(f"downloaded {human_bytes(run['bytes_downloaded'])} in {run['requests']} requests, "
+                 f"{run['seconds']:.1f} s; stored {stored} documents ({human_bytes(run['bytes_stored'])})")
     failed = [p for p in run["pages"] if p["outcome"] not in ("new", "updated", "unchanged", "not-modified")]
     if failed:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(
@@ -89,7 +81,7 @@ def run_lines(run: dict) -> list[str]:
     if run["skipped"]:
         lines.append("links not visited: " + ", ".join(f"{k} {v}" for k, v in sorted(run["skipped"].items())))
     hints = {"pages": f"pages ({run['limits']['pages']}; --max-pages or MEMHOOKS_ADD_MAX_PAGES)",
-             "bytes": f"bytes ({_bytes(run['limits']['total_bytes'])}; MEMHOOKS_ADD_MAX_BYTES)",
+             "bytes": f"bytes ({human_bytes(run['limits']['total_bytes'])}; MEMHOOKS_ADD_MAX_BYTES)",
              "time": f"time ({run['limits']['budget_s']:g} s; MEMHOOKS_ADD_BUDGET_S)"}
     if run["limits_hit"]:
         lines.append("limits reached: " + ", ".join(hints.get(k, k) for k in run["limits_hit"])
@@ -190,7 +182,7 @@ def sources_cmd(as_json):
             lib += f"@{one_line(r['version'], 40)}"
         ago = f"{_ago(now - r['last_checked'])} ago" if r["last_checked"] else "never"
         click.echo(f"{one_line(r['url'], 300)}")
-        click.echo(f"  library {lib} · {r['pages']} pages · {r['documents']} stored · {_bytes(r['bytes'])}"
+        click.echo(f"  library {lib} · {r['pages']} pages · {r['documents']} stored · {human_bytes(r['bytes'])}"
                    f" · checked {ago} ({iso(r['last_checked']) or '-'}) · {status}")
 
 

@@ -9,19 +9,10 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from memhooks.recall import stats_fallbacks
-from memhooks.termtext import tokens
+from memhooks.termtext import human_bytes, tokens
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
-
-
-def _bytes(n) -> str:
-    n = float(n or 0)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -101,7 +92,7 @@ SERVED_NONE = ("Served from the store: nothing yet. A repeated Context7, Exa or 
 
 def served_headline(sv: dict) -> str:
     return (f"Served from the store: {plural(sv['calls_avoided'], 'call')} avoided, "
-            f"{_bytes(sv['bytes_served'])} served ({token_words(sv.get('tokens_served_est', 0))}), "
+            f"{human_bytes(sv['bytes_served'])} served ({token_words(sv.get('tokens_served_est', 0))}), "
             f"{token_words(sv['tokens_saved_est'])} saved (est.), "
             f"{plural(sv['insisted'], 'repeat')} let through")
 
@@ -124,7 +115,7 @@ def render(data: dict, console=None) -> None:
     db = data["db"]
     d, c, a = data["documents"], data["captures"], data["access"]
     console.print(f"[bold]memhooks stats[/bold] · {_short_path(scope, 40)} · "
-                  f"{plural(d['count'], 'document')} · {_bytes(db['total_bytes'])} on disk",
+                  f"{plural(d['count'], 'document')} · {human_bytes(db['total_bytes'])} on disk",
                   highlight=False, overflow="ellipsis", no_wrap=True)
     console.print(f"store: {_short_path(db['path'], 72)}", highlight=False, no_wrap=True,
                   overflow="ellipsis")
@@ -150,7 +141,7 @@ def render(data: dict, console=None) -> None:
                 console.print(f"  {label:<14}none in these {len(days)} days", highlight=False)
         console.print("")
 
-    docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({_bytes(d['bytes'])})",
+    docs = Table(title=f"Documents: {plural(d['count'], 'document')} ({human_bytes(d['bytes'])})",
                  title_justify="left")
     doc_cols: tuple[tuple[str, JustifyMethod], ...] = (
         ("source tool", "left"), ("type", "left"), ("documents", "right"), ("bytes", "right"))
@@ -158,7 +149,7 @@ def render(data: dict, console=None) -> None:
         docs.add_column(col, justify=just)
     for r in d["by_source_tool"]:
         docs.add_row(cell(r["source_tool"], 40), cell(r["type"] or "", 40), f"{r['count']:,}",
-                     _bytes(r["bytes"]))
+                     human_bytes(r["bytes"]))
     console.print(docs)
 
     cap = Table(title="Captures and dedup", title_justify="left", show_header=False)
@@ -166,9 +157,9 @@ def render(data: dict, console=None) -> None:
     cap.add_column(justify="right")
     cap.add_row("captures", f"{c['count']:,}")
     cap.add_row("unique documents", f"{c['unique_documents']:,}")
-    cap.add_row("bytes captured", _bytes(c["captured_bytes"]))
-    cap.add_row("bytes stored (unique)", _bytes(c["unique_bytes"]))
-    cap.add_row("saved by dedup", _bytes(c["dedup_saved_bytes"]))
+    cap.add_row("bytes captured", human_bytes(c["captured_bytes"]))
+    cap.add_row("bytes stored (unique)", human_bytes(c["unique_bytes"]))
+    cap.add_row("saved by dedup", human_bytes(c["dedup_saved_bytes"]))
     cap.add_row("oldest capture", c["oldest"] or "-")
     cap.add_row("newest capture", c["newest"] or "-")
     console.print(cap)
@@ -218,20 +209,20 @@ def render(data: dict, console=None) -> None:
                                   max_width=36 if col == label else None)
             for r in rows:
                 served.add_row(cell(r[key] or "(none)", 200), f"{r['calls_avoided']:,}",
-                               hbar(r["calls_avoided"], top_calls, 6), _bytes(r["bytes_served"]),
+                               hbar(r["calls_avoided"], top_calls, 6), human_bytes(r["bytes_served"]),
                                token_words(r.get("tokens_served_est", 0), False),
                                token_words(r["tokens_saved_est"], False))
             console.print(served)
     else:
         console.print(SERVED_NONE, highlight=False, markup=False)
 
-    disk = Table(title=f"On disk: {_bytes(db['store_bytes'])} of the {_bytes(db['cap_bytes'])} cap",
+    disk = Table(title=f"On disk: {human_bytes(db['store_bytes'])} of the {human_bytes(db['cap_bytes'])} cap",
                  title_justify="left", show_header=False)
     disk.add_column(justify="left")
     disk.add_column(justify="right")
     for f in db["files"]:
         if f["bytes"]:
-            disk.add_row(f["name"], _bytes(f["bytes"]))
+            disk.add_row(f["name"], human_bytes(f["bytes"]))
     console.print(disk)
     if not db["frees_pages"]:
         console.print("  (made before incremental vacuum: run `memhooks vacuum` once so prunes "
@@ -322,7 +313,7 @@ def _served_html(sv: dict, t, table) -> str:
         parts.append(f"<p class=\"none\">{t(SERVED_NONE.removeprefix('Served from the store: '))}</p>")
         return "".join(parts) + "</section>"
     cards = [(f"{sv['calls_avoided']:,}", "calls avoided"),
-             (_bytes(sv["bytes_served"]), "served"),
+             (human_bytes(sv["bytes_served"]), "served"),
              (token_words(sv.get("tokens_served_est", 0), False), "tokens served to the agent"),
              (token_words(sv["tokens_saved_est"], False), "tokens saved (estimate)"),
              (f"{sv['insisted']:,}", "repeats let through")]
@@ -335,7 +326,7 @@ def _served_html(sv: dict, t, table) -> str:
         parts.append(f"<h3>By {label}</h3>")
         body = [[r[key] or "(none)", f"{r['calls_avoided']:,}",
                  ("bar", 100.0 * r["calls_avoided"] / top if top > 0 else 0.0),
-                 _bytes(r["bytes_served"]), token_words(r.get("tokens_served_est", 0), False),
+                 human_bytes(r["bytes_served"]), token_words(r.get("tokens_served_est", 0), False),
                  token_words(r["tokens_saved_est"], False)] for r in rows]
         parts.append(table(tid, [(label, False), ("calls", True), ("", False), ("bytes", True),
                                  ("tokens served", True), ("tokens saved (est.)", True)], body))
@@ -353,8 +344,8 @@ def render_html(data: dict) -> str:
     sv = data.get("serving") or {}
     scope = f"project {data['project']}" if data["project"] else "all projects"
     cards = [
-        (plural(d["count"], "document").split(" ", 1), _bytes(d["bytes"])),
-        (plural(c["count"], "capture").split(" ", 1), f"{_bytes(c['dedup_saved_bytes'])} saved by dedup"),
+        (plural(d["count"], "document").split(" ", 1), human_bytes(d["bytes"])),
+        (plural(c["count"], "capture").split(" ", 1), f"{human_bytes(c['dedup_saved_bytes'])} saved by dedup"),
         (plural(agent.get("reads", 0), "agent read").split(" ", 1),
          f"{plural(user.get('reads', 0), 'read')} by you (search/show)"),
         (plural(sv.get("calls_avoided", 0), "call").split(" ", 1), "avoided (served from the store)"),
@@ -366,7 +357,7 @@ def render_html(data: dict) -> str:
         "style-src 'unsafe-inline'; img-src data:\">",
         f"<title>memhooks stats · {t(scope)}</title><style>{_CSS}</style></head><body>",
         f"<h1>memhooks stats</h1><p class=\"sub\">{t(scope)} · {t(db['path'])} · "
-        f"{t(_bytes(db['total_bytes']))} on disk · generated {t(data['generated_at'])}</p>",
+        f"{t(human_bytes(db['total_bytes']))} on disk · generated {t(data['generated_at'])}</p>",
     ]
     if is_empty(data):
         note = events_note(data)
@@ -403,10 +394,10 @@ def render_html(data: dict) -> str:
             body = f"<tr><td colspan=\"{len(head)}\">none yet</td></tr>"
         return f"<table id=\"{tid}\"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
-    parts.append(f"<h2>Documents: {t(plural(d['count'], 'document'))} ({t(_bytes(d['bytes']))})</h2>")
+    parts.append(f"<h2>Documents: {t(plural(d['count'], 'document'))} ({t(human_bytes(d['bytes']))})</h2>")
     parts.append(table("documents", [("source tool", False), ("type", False), ("documents", True),
                                      ("bytes", True)],
-                       [[r["source_tool"], r["type"] or "", f"{r['count']:,}", _bytes(r["bytes"])]
+                       [[r["source_tool"], r["type"] or "", f"{r['count']:,}", human_bytes(r["bytes"])]
                         for r in d["by_source_tool"]]))
     parts.append(f"<h2>Most read by the agent ({t(plural(agent.get('reads', 0), 'read'))})</h2>")
     parts.append(table("most-read", [("id", True), ("title", False), ("tool", False), ("agent reads", True),
@@ -419,7 +410,7 @@ def render_html(data: dict) -> str:
     parts.append("<h2>Captures and dedup</h2>")
     parts.append(table("captures", [("", False), ("", True)], [
         ["captures", f"{c['count']:,}"], ["unique documents", f"{c['unique_documents']:,}"],
-        ["bytes captured", _bytes(c["captured_bytes"])], ["saved by dedup", _bytes(c["dedup_saved_bytes"])],
+        ["bytes captured", human_bytes(c["captured_bytes"])], ["saved by dedup", human_bytes(c["dedup_saved_bytes"])],
         ["oldest capture", c["oldest"] or "-"], ["newest capture", c["newest"] or "-"]]))
     parts.append("<h2>Cache</h2>")
     parts.append(table("cache", [("tier", False), ("entries", True), ("fresh", True), ("negative", True),
@@ -428,9 +419,9 @@ def render_html(data: dict) -> str:
                          f"{data[n]['hits']:,}", f"{data[n]['misses']:,}",
                          "-" if data[n]["hit_rate"] is None else f"{data[n]['hit_rate'] * 100:.1f}%"]
                         for n in ("tier1", "tier2")]))
-    parts.append(f"<h2>On disk: {t(_bytes(db['store_bytes']))} of the {t(_bytes(db['cap_bytes']))} cap</h2>")
+    parts.append(f"<h2>On disk: {t(human_bytes(db['store_bytes']))} of the {t(human_bytes(db['cap_bytes']))} cap</h2>")
     parts.append(table("on-disk", [("file", False), ("bytes", True)],
-                       [[f["name"], _bytes(f["bytes"])] for f in db["files"] if f["bytes"]]))
+                       [[f["name"], human_bytes(f["bytes"])] for f in db["files"] if f["bytes"]]))
     e = data["events"]
     parts.append(f"<h2>Events: {e['total']:,}</h2>")
     parts.append(table("events", [("state", False), ("events", True)],
