@@ -146,29 +146,13 @@ def _plainly_docs(text: str) -> bool:
     return "<persisted-output>" not in low and "saved to" not in low
 
 
-def _normalised(text: str) -> str:
-    # memhooks.store.projections.normalise_for_hash (that module loads `re`)
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip("\n")
-
-
-def content_hash(text: str) -> str:
-    try:  # lazy: the built-in SHA-256 module, at first use (hashlib would load OpenSSL)
-        from _sha256 import sha256
-    except ImportError:
-        try:
-            from _sha2 import sha256
-        except ImportError:
-            from hashlib import sha256
-    return sha256(_normalised(text).encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def tier2(db: str, library_id: str, topic: str, forgotten=None) -> tuple[str, str] | None:
     """(body, content hash) for (library, topic) from a pending Context7 docs result, or None.
     `forgotten(hash)` says whether the user forgot a text."""
     # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks.config import max_doc_bytes
     from memhooks.names import library_key, topic_key
+    from memhooks.sqltext import content_hash
 
     lkey, tkey = library_key(library_id), topic_key(topic)
     if not lkey or not tkey:

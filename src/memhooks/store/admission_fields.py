@@ -5,6 +5,8 @@ only (lc-cache-write runs them); each is linear in its input, with bounded work 
 import time
 
 from memhooks.redact import redact_text
+from memhooks.sqltext import content_hash as content_hash
+from memhooks.sqltext import normalise_for_hash as normalise_for_hash
 
 FLOOR_EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z: nothing memhooks captures is older
 TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
@@ -24,18 +26,6 @@ def storable_text(text: str) -> str:
     except UnicodeEncodeError:
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
-
-
-def normalise_for_hash(text: str) -> str:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip("\n")
-
-
-def content_hash(text: str) -> str:
-    # lazy: hashlib only when a hash is computed (lookups must not import it)
-    import hashlib
-
-    return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
