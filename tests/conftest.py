@@ -74,7 +74,11 @@ def db_rows(db, sql: str, params=()) -> list[tuple]:
     """Rows of a query on the store, with the journal attached (so `events` resolves)."""
     import sqlite_utils
 
-    db_ = sqlite_utils.Database(sqlite3.connect(str(db), timeout=10), execute_plugins=False)
+    from memhooks.store.bodies import add_functions
+
+    conn = sqlite3.connect(str(db), timeout=10)
+    add_functions(conn)  # document_text(body): a document's text
+    db_ = sqlite_utils.Database(conn, execute_plugins=False)
     try:
         if journal_file(db).exists():
             db_.attach("journal", journal_file(db))

@@ -78,7 +78,7 @@ def assert_clean(db) -> dict:
         assert secret.encode() not in raw, secret
     assert _no_evil_in_projections(db)
     now = time.time() + 5
-    docs = db_rows(db, "SELECT content, content_hash, bytes, created_at_epoch, library_id, version,"
+    docs = db_rows(db, "SELECT document_text(body), content_hash, bytes, created_at_epoch, library_id, version,"
                        " title, topic, url, source, provenance, truncated FROM documents")
     for (content, digest, size, at, lid, version, title, topic, url, source, prov, truncated) in docs:
         assert "\x00" not in content and digest == content_hash(content)
@@ -118,7 +118,7 @@ def assert_clean(db) -> dict:
 def _no_evil_in_projections(db) -> bool:
     """The journal keeps what came in (redacted): a refused ID may sit in an event's payload,
     never in a projection."""
-    for table, cols in (("documents", "content || coalesce(title, '') || coalesce(library_id, '')"
+    for table, cols in (("documents", "document_text(body) || coalesce(title, '') || coalesce(library_id, '')"
                                       " || coalesce(topic, '') || source"),
                         ("tier1", "coalesce(name, '') || coalesce(library_id, '')"),
                         ("tier2", "library_id || topic"), ("libraries", "library_id")):
@@ -215,32 +215,32 @@ def test_import_admits_honest_rows_and_nothing_hostile(store, tmp_path):
     assert stored["documents"] >= 5 and stored["libraries"] >= 3 and stored["tier1"] >= 3
 
     # honest rows flowed, with provenance `import`
-    assert db_rows(store, "SELECT provenance FROM documents WHERE content = ?", (HONEST_DOC,)) == [("import",)]
+    assert db_rows(store, "SELECT provenance FROM documents WHERE document_text(body) = ?", (HONEST_DOC,)) == [("import",)]
     assert run(SHIM["lc-cache-lookup"] + ["honestlib"]).stdout == f"{HONEST_ID}\n".encode()
     assert db_rows(store, "SELECT title FROM libraries WHERE library_id = ?", (HONEST_ID,)) == [("Honest Lib",)]
     # the future is now, at most
     now = time.time() + 5
     [(resolved, expires)] = db_rows(store, "SELECT resolved_at, expires_at FROM tier1 WHERE name = 'future'")
     assert resolved <= now and expires <= now + config.tier1_ttl_s()
-    [(at,)] = db_rows(store, "SELECT created_at_epoch FROM documents WHERE content LIKE '### Future%'")
+    [(at,)] = db_rows(store, "SELECT created_at_epoch FROM documents WHERE document_text(body) LIKE '### Future%'")
     assert at <= now
     # secrets in topic / version / library_id: redacted or dropped, the row kept
     [(topic, version, lid)] = db_rows(store, "SELECT topic, version, library_id FROM documents"
-                                             " WHERE content LIKE '### Topic%'")
+                                             " WHERE document_text(body) LIKE '### Topic%'")
     assert topic == "auth [REDACTED]" and version is None and lid is None
     assert db_rows(store, "SELECT version FROM tier1 WHERE name = 'vtoken'") == [(None,)]
     assert db_rows(store, "SELECT versions FROM libraries WHERE library_id = '/versions/lib'") == [('["1.0.0"]',)]
     # 40 MiB: cut to the cap on the real bytes; bytes recomputed; never the sender's figure
-    [(size, truncated, content)] = db_rows(store, "SELECT bytes, truncated, content FROM documents"
-                                                  " WHERE content LIKE '### Big%'")
+    [(size, truncated, content)] = db_rows(store, "SELECT bytes, truncated, document_text(body) FROM documents"
+                                                  " WHERE document_text(body) LIKE '### Big%'")
     assert truncated == 1 and size <= config.max_doc_bytes() + 200
     assert "[memhooks: truncated: original" in content[-200:]
-    assert db_rows(store, "SELECT bytes FROM documents WHERE content LIKE '### Bytes%'")[0][0] > 3
+    assert db_rows(store, "SELECT bytes FROM documents WHERE document_text(body) LIKE '### Bytes%'")[0][0] > 3
     # NUL and lone surrogates: stored as spaces and U+FFFD
-    [(content, title)] = db_rows(store, "SELECT content, title FROM documents WHERE content LIKE '### Nul%'")
+    [(content, title)] = db_rows(store, "SELECT document_text(body), title FROM documents WHERE document_text(body) LIKE '### Nul%'")
     assert "\ufffd" in content and "\x00" not in content and title == "T \ufffd"
     # fence-line titles dropped, the documents kept
-    assert len(db_rows(store, "SELECT 1 FROM documents WHERE content LIKE '### Fenced title%'"
+    assert len(db_rows(store, "SELECT 1 FROM documents WHERE document_text(body) LIKE '### Fenced title%'"
                               " AND title IS NULL")) == len(FENCES)
     assert db_rows(store, "SELECT count(*) FROM libraries WHERE library_id LIKE '/fence/lib%'"
                           " AND title IS NULL AND description IS NULL")[0][0] == len(FENCES)
@@ -298,7 +298,7 @@ def test_lc_cache_write_admits_honest_writes_and_nothing_hostile(store, tmp_path
     assert b"\x00" not in out and "before after \ufffd".encode() in out
     out = run(SHIM["lc-cache-lookup-docs"] + [HONEST_ID, "deploy"]).stdout
     assert b"password [REDACTED]" in out and NETRC_PW.encode() not in out
-    [(size, truncated)] = db_rows(store, "SELECT bytes, truncated FROM documents WHERE content LIKE '### Big%'")
+    [(size, truncated)] = db_rows(store, "SELECT bytes, truncated FROM documents WHERE document_text(body) LIKE '### Big%'")
     assert truncated == 1 and size <= cap + 200
     assert stored["tier1"] == 1 and stored["tier2"] == 5  # routing, the redacted topic, nul, deploy, big
     assert db_rows(store, "SELECT DISTINCT provenance FROM documents") == [("manual",)]
@@ -377,11 +377,11 @@ def _check_capture(store, events, errors):
         assert db_rows(store, "SELECT count(*) FROM documents WHERE url = ? OR source = ?",
                        (url, url))[0][0] == 0, url
     # honest: the recorded query-docs, and the hostile events' honest parts
-    assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE '%useEffect%'")[0][0] >= 1
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE '%useEffect%'")[0][0] >= 1
     assert db_rows(store, "SELECT count(*) FROM tier2 WHERE topic LIKE 'setup [REDACTED]'")[0][0] == 1
     assert db_rows(store, "SELECT count(*) FROM libraries WHERE library_id = '/facebook/react'")[0][0] == 1
     assert db_rows(store, "SELECT title FROM documents WHERE url = 'https://docs.example.org/fenced'") == [(None,)]
-    [(content,)] = db_rows(store, "SELECT content FROM documents WHERE url = 'https://docs.example.org/deploy'")
+    [(content,)] = db_rows(store, "SELECT document_text(body) FROM documents WHERE url = 'https://docs.example.org/deploy'")
     assert "password [REDACTED]" in content
     assert db_rows(store, "SELECT DISTINCT provenance FROM documents") == [("capture",)]
     assert_lookups_clean(extra_docs=[(HONEST_ID, "limits"), (HONEST_ID, FENCES[0])])

@@ -23,6 +23,7 @@ from conftest import (
     run_hot_path_probe,
     wait_idle,
 )
+from memhooks.store.bodies import add_functions
 
 
 def capture(store, name: str) -> None:
@@ -198,7 +199,7 @@ def test_document_over_the_cap_is_truncated_with_a_marker(store, monkeypatch):
     assert run_hook("post-tool-use", payload).returncode == 0
     wait_idle(store)
     ingest(store)
-    content, truncated = db_rows(store, "SELECT content, truncated FROM documents")[0]
+    content, truncated = db_rows(store, "SELECT document_text(body), truncated FROM documents")[0]
     assert truncated == 1
     assert "[memhooks: truncated" in content
     assert len(content.encode()) < 4096 + 200
@@ -309,7 +310,7 @@ def test_secrets_never_reach_the_store(store):
     for secret in (b"abcDEF1234567890xyz", b"ctx7sk-12345678", b"AAAAAAAAAAAAAAAAAAAAAAAA",
                    b"B" * 36, b"AKIAIOSFODNN7EXAMPLE", b"hunter2secret", b"MIIEowIBAAKCAQEA"):
         assert secret not in raw, secret
-    content = db_rows(store, "SELECT content FROM documents")[0][0]
+    content = db_rows(store, "SELECT document_text(body) FROM documents")[0][0]
     assert "4b825dc642cb6eb9a060e54bf8d69288fbee4904" in content
     assert "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" in content
     assert "[REDACTED]" in content
@@ -344,6 +345,7 @@ def test_replay_example_session_and_reindex(store):
 def test_reindex_repairs_projections_from_the_journal(store):
     capture(store, "c7_query_docs")
     conn = sqlite3.connect(str(store))
+    add_functions(conn)  # the FTS triggers read a document's text through document_text()
     conn.execute("DELETE FROM documents")
     conn.execute("DELETE FROM tier2")
     conn.commit()
@@ -385,7 +387,7 @@ def test_lone_surrogates_and_nuls_are_stored_not_failed(store):
     wait_idle(store)
     ingest(store)
     assert db_rows(store, "SELECT state FROM events") == [("done",)]
-    content = db_rows(store, "SELECT content FROM documents")[0][0]
+    content = db_rows(store, "SELECT document_text(body) FROM documents")[0][0]
     assert "Return a \ufffd   cleanup" in content
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ingest, run_hook
+from memhooks.store.bodies import add_functions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_linear_time import BOUND_S_PER_MIB, SIZE, _fill, _per_mib
@@ -72,7 +73,8 @@ def served(urls: list[str] | None = None, tool_input: dict | None = None, tool: 
 def docs(db) -> dict[str, list[str]]:
     """url -> contents of the EXA documents stored for it."""
     with closing(sqlite3.connect(db)) as c:
-        rows = c.execute("SELECT url, content FROM documents WHERE source_tool = 'exa'").fetchall()
+        add_functions(c)
+        rows = c.execute("SELECT url, document_text(body) FROM documents WHERE source_tool = 'exa'").fetchall()
     out: dict[str, list[str]] = {}
     for url, content in rows:
         out.setdefault(url, []).append(content)

@@ -80,7 +80,7 @@ def test_import_validates_and_redacts_outside_records(store, tmp_path):
     assert proc.returncode == 0, proc.stderr
     counts = json.loads(proc.stdout)
     assert counts["added"]["documents"] == 1 and counts["rejected"] == 4
-    content, digest = db_rows(store, "SELECT content, content_hash FROM documents")[0]
+    content, digest = db_rows(store, "SELECT document_text(body), content_hash FROM documents")[0]
     assert token not in content and digest == content_hash(content)
     for f in store.parent.iterdir():
         assert token.encode() not in f.read_bytes(), f

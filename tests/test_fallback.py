@@ -80,7 +80,7 @@ def test_query_docs_rate_limited_gets_the_cached_docs(store):
     # the live answer is journaled as ever (nothing lost), and stays out of the documents
     events = db_rows(journal_file(store), "SELECT payload FROM events ORDER BY id")
     assert RATE in events[-1][0]
-    assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE '%Rate limited%'") == [(0,)]
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE '%Rate limited%'") == [(0,)]
 
 
 def test_legacy_get_library_docs_and_a_string_response(store):

@@ -101,7 +101,7 @@ def test_forget_leaves_no_byte_of_a_captured_text_in_the_store_folder(store):
 
     dry = cli("forget", "--url", f"https://docs.{MARKER}.example.org/", "--dry-run")
     assert "would forget 1 document" in dry.stdout.decode()
-    assert len(db_rows(store, "SELECT id FROM documents WHERE content LIKE ?", (f"%{MARKER}%",))) == 2
+    assert len(db_rows(store, "SELECT id FROM documents WHERE document_text(body) LIKE ?", (f"%{MARKER}%",))) == 2
 
     out = cli("forget", "--url", f"https://docs.{MARKER}.example.org/").stdout.decode()
     assert "forgot 1 document" in out
@@ -117,7 +117,7 @@ def test_forget_leaves_no_byte_of_a_captured_text_in_the_store_folder(store):
 
     # Never stored again: captured once more, it becomes no document, no tier2 entry, no answer.
     capture(c7_docs(MARKER))
-    assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE ?", (f"%{MARKER}%",)) == [(0,)]
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE ?", (f"%{MARKER}%",)) == [(0,)]
     again = run([ROOT / "bin" / "lc-cache-lookup-docs", f"/acme/{MARKER}", docs["tool_input"]["query"]])
     assert again.stdout == b""
 

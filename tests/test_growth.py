@@ -465,7 +465,7 @@ def test_vacuum_swaps_in_a_compact_copy_in_incremental_mode(store):
     r = run([sys.executable, "-m", "memhooks.cli.main", "vacuum"])
     assert r.returncode == 0, r.stderr
     assert b"rewritten and swapped in" in r.stdout
-    for path, page in ((store, 4096), (journal_file(store), 16384)):
+    for path, page in ((store, 8192), (journal_file(store), 16384)):
         c = sqlite3.connect(path)
         assert c.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
         assert c.execute("PRAGMA page_size").fetchone()[0] == page

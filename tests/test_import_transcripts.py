@@ -120,7 +120,7 @@ def test_import_real_transcripts_then_nothing_new(store, tmp_path):
     assert ("context7", "library-docs") in kinds and ("context7", "library-resolve") in kinds
     assert {"webfetch", "websearch", "exa"} <= {t for t, _ in rows}
     # the error texts are journaled, not stored
-    docs = " ".join(c for (c,) in db_rows(store, "SELECT content FROM documents"))
+    docs = " ".join(c for (c,) in db_rows(store, "SELECT document_text(body) FROM documents"))
     assert "does not exist" not in docs and "No libraries found" not in docs and "401" not in docs
     events = db_rows(store, "SELECT hook_event_name, session_id, tool_use_id, project, state, received_at"
                             " FROM events ORDER BY id")
@@ -279,7 +279,7 @@ def test_secrets_in_a_transcript_never_reach_the_store(store, tmp_path):
     path.write_text("\n".join(lines) + "\n")
     out = _json(cli("import-transcripts", "--json", path))
     assert out["events"]["new"] == 6
-    for table, col in (("events", "payload"), ("documents", "content"), ("documents", "url"),
+    for table, col in (("events", "payload"), ("documents", "document_text(body)"), ("documents", "url"),
                        ("documents", "source"), ("documents", "metadata")):
         blob = " ".join(str(v) for (v,) in db_rows(store, f"SELECT {col} FROM {table}"))
         assert secret not in blob and key not in blob, (table, col)

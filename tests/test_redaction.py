@@ -121,7 +121,7 @@ def test_secrets_in_url_title_metadata_and_journal_never_reach_disk(store):
         assert run_hook("post-tool-use", event).returncode == 0
     wait_idle(store)
     ingest(store)
-    docs = db_rows(store, "SELECT url, title, metadata, content, source, topic FROM documents")
+    docs = db_rows(store, "SELECT url, title, metadata, document_text(body), source, topic FROM documents")
     assert len(docs) >= 3
     raw = _all_bytes(store)
     for secret in secrets + ["HttpsPw42x", "Pg5ecret!x", "hunter2secretvalue", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"]:
@@ -138,5 +138,5 @@ def test_lc_cache_write_body_is_redacted(store, tmp_path):
     assert raw, "nothing was written"
     for _f, _t, secret in CASES:
         assert secret.encode() not in raw, secret
-    content = db_rows(store, "SELECT content FROM documents")[0][0]
+    content = db_rows(store, "SELECT document_text(body) FROM documents")[0][0]
     assert "[REDACTED]" in content

@@ -97,7 +97,7 @@ def test_add_50_pages_then_refresh_downloads_no_body_byte_of_unchanged_pages(sto
         assert {r[:6] for r in rows} == {("web", "memhooks-add", "library-docs", "/acme/widgets", "2.1", "")}
         titles = {r[6]: r[7] for r in rows}
         assert titles[root] == "Widgets" and titles[site.url("/docs/page3.md")] == "Widget page 3"
-        html_doc = db_rows(store, "SELECT content FROM documents WHERE url = ?", (site.url("/docs/page5.html"),))
+        html_doc = db_rows(store, "SELECT document_text(body) FROM documents WHERE url = ?", (site.url("/docs/page5.html"),))
         assert "frobnicates gizmo5 quickly & safely" in html_doc[0][0] and "x()" not in html_doc[0][0]
         assert "menu" not in html_doc[0][0]
 
@@ -221,7 +221,7 @@ def test_a_1_gib_page_and_a_gzip_bomb_stay_inside_the_byte_caps(conn):
         assert cap <= huge_visit.downloaded <= cap + 64 * 1024  # one read past the cap at most
         assert bomb_visit.outcome == "new" and bomb_visit.downloaded < cap  # compressed bytes
         for url in (site.url("/huge.txt"), site.url("/bomb.txt")):
-            size, content = conn.execute("SELECT bytes, content FROM documents WHERE url = ?", (url,)).fetchone()
+            size, content = conn.execute("SELECT bytes, document_text(body) FROM documents WHERE url = ?", (url,)).fetchone()
             assert size <= cap + 200 and "page cut at 262,144 bytes while downloading" in content
         time.sleep(0.2)  # let the server notice the client left
         assert site.served["/huge.txt"] < 32 * MIB  # far from 1 GiB: the client stopped reading
@@ -306,7 +306,7 @@ def test_pages_that_are_not_documents(conn):
         assert run.skipped == {"credential in URL": 1} and not [p for p in site.requests if "keyed" in p]
         title = conn.execute("SELECT title FROM sources WHERE url = ?", (site.url("/long.md"),)).fetchone()[0]
         assert len(title) <= 300
-        content = conn.execute("SELECT content FROM documents WHERE url = ?", (site.url("/secret.md"),)).fetchone()[0]
+        content = conn.execute("SELECT document_text(body) FROM documents WHERE url = ?", (site.url("/secret.md"),)).fetchone()[0]
         assert TOKEN not in content and "use it well" in content
         assert TOKEN not in Path(conn.execute("PRAGMA database_list").fetchone()[2]).read_bytes().decode("latin-1")
 

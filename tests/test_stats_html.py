@@ -58,7 +58,10 @@ def page(store, tmp_path):
     assert run([*MEMHOOKS, "search", "pelican"]).returncode == 0
     import sqlite3
 
+    from memhooks.store.bodies import add_functions
+
     with sqlite3.connect(str(store)) as conn:
+        add_functions(conn)  # the FTS triggers read a document's text through document_text()
         conn.execute("UPDATE documents SET title = ? WHERE id = ?", (HOSTILE, doc_id))
     out = tmp_path / "stats.html"
     p = run([*MEMHOOKS, "stats", "--html", out])

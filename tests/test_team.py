@@ -577,7 +577,7 @@ def test_read_only_database_backs_off_pushes_but_pulls_and_searches(members, tea
     assert "pull" not in st["backoff"]
     assert st["server"]["writable"] is False
     b.cli("team", "pull")
-    assert b.rows("SELECT count(*) FROM documents WHERE content LIKE '%connection.disconnect%'")[0][0] == 1
+    assert b.rows("SELECT count(*) FROM documents WHERE document_text(body) LIKE '%connection.disconnect%'")[0][0] == 1
     assert json.loads(b.cli("search", "--team", "disconnect", "--json").stdout)["count"] == 1
     assert "read-only" in b.cli("doctor", check=False).stdout.decode()
 
@@ -633,4 +633,4 @@ def test_the_detached_ingester_pulls_for_its_project_now_and_then(members, team_
     b.capture(docs_payload("### Hooks\n\nA page about custom hooks and their rules, long enough.\n",
                            query="custom hooks"), spawn=True)
     assert wait_for(lambda: b.db.exists() and b.rows(
-        "SELECT count(*) FROM documents WHERE content LIKE '%connection.disconnect%'")[0][0] == 1)
+        "SELECT count(*) FROM documents WHERE document_text(body) LIKE '%connection.disconnect%'")[0][0] == 1)

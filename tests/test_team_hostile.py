@@ -23,6 +23,7 @@ pytest.importorskip("pgserver", reason="pgserver (PostgreSQL in a wheel) has no 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is in the team extra")
 
 import test_team  # noqa: E402
+from memhooks.store.bodies import add_functions  # noqa: E402
 from memhooks.store.projections import content_hash  # noqa: E402
 from test_team import ENTRY, Member, docs_payload, team_rows  # noqa: E402
 
@@ -121,6 +122,7 @@ def lookup(m: Member, name: str) -> str:
 
 def store_dump(m: Member) -> str:
     with sqlite3.connect(m.db) as c:
+        add_functions(c)  # the FTS index reads the documents' text through document_text()
         return "\n".join(c.iterdump())
 
 
@@ -204,7 +206,7 @@ def test_poisoned_text_under_a_real_hash_is_repaired_by_the_push_and_refused_by_
     # Alice captures the real text: her push does not keep Mallory's copy under its hash.
     alice.capture(docs_payload())
     assert team_rows(team_url, "SELECT content FROM documents WHERE content_hash = %s", (digest,)) == [
-        (scout.rows("SELECT content FROM documents")[0][0],)]
+        (scout.rows("SELECT document_text(body) FROM documents")[0][0],)]
     # Mallory writes it again after the push; Bob's pull refuses a text that is not its hash's.
     plant_doc(team_url, POISON, digest=digest, topic="useEffect cleanup function")
     alice.capture(docs_payload("### Suspense\n\nWrap lazy components in Suspense to show a fallback.\n"
@@ -238,7 +240,7 @@ def test_error_texts_and_tokens_from_the_team_are_not_stored(members, team_url):
     assert s["refusals"] == {"admission: not a document: rate limited": 1}
     dump = store_dump(bob)
     assert "Rate limited" not in dump and "quota exceeded" not in dump and TOKEN not in dump
-    assert bob.rows("SELECT version FROM documents WHERE content LIKE '%never inside loops%'") == [(None,)]
+    assert bob.rows("SELECT version FROM documents WHERE document_text(body) LIKE '%never inside loops%'") == [(None,)]
     assert "Rate limited" not in pre_tool_use(bob, "query-docs", {"libraryId": "/facebook/react", "query": "hooks"})
 
 
@@ -254,16 +256,16 @@ def test_rows_dated_2100_are_dated_now_and_expire_by_local_ttls(members, team_ur
     pull(bob)
     now = time.time()
     rows = bob.rows("SELECT t.fetched_at, t.expires_at FROM tier2 t JOIN documents d ON d.id = t.document_id"
-                    " WHERE d.content LIKE '%useRef%'")
+                    " WHERE document_text(d.body) LIKE '%useRef%'")
     assert len(rows) == 1 and rows[0][0] <= now and rows[0][1] <= now + 4 * 3600 + 60
     mark = json.loads(bob.rows("SELECT value FROM team_state WHERE key = 'pull.forgotten'")[0][0])
     assert mark <= now
     # Alice forgets her document now: Bob's next pull still hears of it.
-    doc = alice.rows("SELECT id FROM documents WHERE content LIKE '%connection.disconnect%'")[0][0]
+    doc = alice.rows("SELECT id FROM documents WHERE document_text(body) LIKE '%connection.disconnect%'")[0][0]
     alice.cli("forget", "--document", str(doc))
-    assert bob.rows("SELECT count(*) FROM documents WHERE content LIKE '%connection.disconnect%'") == [(1,)]
+    assert bob.rows("SELECT count(*) FROM documents WHERE document_text(body) LIKE '%connection.disconnect%'") == [(1,)]
     pull(bob)
-    assert bob.rows("SELECT count(*) FROM documents WHERE content LIKE '%connection.disconnect%'") == [(0,)]
+    assert bob.rows("SELECT count(*) FROM documents WHERE document_text(body) LIKE '%connection.disconnect%'") == [(0,)]
 
 
 # ----------------------------------------------------------------------------- byte budget
@@ -343,7 +345,7 @@ def test_the_byte_budget_holds_on_bytes_actually_read(members, team_url):
     assert s["bytes_read"] <= budget and s["complete"] is False
     assert proxy.sent <= budget + 256 * KIB + 128 * KIB, proxy.sent
     assert 1 <= s["documents"] <= 5
-    assert bob.rows("SELECT count(*) FROM documents WHERE content LIKE '### Huge%'") == [(0,)]
+    assert bob.rows("SELECT count(*) FROM documents WHERE document_text(body) LIKE '### Huge%'") == [(0,)]
     assert bob.rows("SELECT max(bytes) FROM documents")[0][0] < 256 * KIB
 
 

@@ -70,7 +70,7 @@ def test_lone_surrogate_in_a_column_never_blocks_the_rest(store, field):
     states = [r[0] for r in db_rows(store, "SELECT state FROM events ORDER BY id")]
     assert "pending" not in states
     assert states[1] == "done"
-    assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE '%variant after%'"
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE '%variant after%'"
                    )[0][0] == 1
 
 
@@ -178,7 +178,7 @@ def test_an_old_single_file_store_migrates_losing_nothing(store):
     assert rows[0][1] == "done" and rows[1][1:3] == ("failed", "kept reason")
     assert [r[1] for r in rows[2:]] == ["done", "done", "done"]
     assert rows[4][0] > 40  # the new layout's event renumbered after the old ones
-    docs = {r[0] for r in db_rows(store, "SELECT content FROM documents")}
+    docs = {r[0] for r in db_rows(store, "SELECT document_text(body) FROM documents")}
     assert any("variant new" in d for d in docs) and any("variant old3" in d for d in docs)
 
 
@@ -253,7 +253,7 @@ def test_a_damaged_journal_is_moved_aside_and_capture_goes_on(store):
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     assert list(store.parent.glob("journal.db.corrupt-*"))
     ingest(store)
-    assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE '%after-damage%'"
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE '%after-damage%'"
                    )[0][0] == 1
     # new ids start past the old ones: a new event never takes an old capture's id
     new_id = db_rows(store, "SELECT max(id) FROM events")[0][0]
@@ -559,7 +559,7 @@ def test_thousands_of_hostile_events_never_stop_a_valid_one(batch, hostile_db):
     finally:
         conn.close()
     assert db_rows(hostile_db, "SELECT count(*) FROM events WHERE state = 'pending'")[0][0] == 0
-    assert db_rows(hostile_db, "SELECT count(*) FROM documents WHERE content LIKE ?",
+    assert db_rows(hostile_db, "SELECT count(*) FROM documents WHERE document_text(body) LIKE ?",
                    (f"%variant {marker}\n%",))[0][0] == 1
 
 
@@ -682,7 +682,7 @@ def test_a_journal_with_damaged_pages_heals_at_the_insert(store):
     aside = list(store.parent.glob("journal.db.corrupt-*"))
     assert aside or spooled  # healed at once, or (damage not met by the insert) spooled
     ingest(store)
-    assert db_rows(store, "SELECT count(*) FROM documents WHERE content LIKE '%variant fresh%'"
+    assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE '%variant fresh%'"
                    )[0][0] == 1
 
 

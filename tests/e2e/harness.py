@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memhooks.store.bodies import document_text
+
 # The pinned Claude Code CLI version the e2e tests run against besides the newest one (one
 # place to bump): the oldest release they are checked on (docs/serving.md, "CLI versions").
 CLAUDE_CODE_VERSION = "2.1.197"
@@ -563,6 +565,7 @@ class E2EEnv:
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=5) as con:
+            con.create_function("document_text", 1, document_text)  # a document's text
             journal = Path(self.db).parent / "journal.db"  # the raw events
             if journal.exists():
                 con.execute("ATTACH DATABASE ? AS journal", (f"file:{journal}?mode=ro",))

@@ -275,9 +275,9 @@ def test_documents_captured(scenario: Scenario) -> None:
     assert any("/facebook/react" in (s or "") for s in sources), rows
     assert any("127.0.0.1" in (s or "") and "/page" in (s or "") for s in sources), rows
     assert any("exa-stub.invalid" in (s or "") for s in sources), rows
-    docs = env.query("SELECT content FROM documents WHERE type='library-docs'")
+    docs = env.query("SELECT document_text(body) FROM documents WHERE type='library-docs'")
     assert any(DOCS_PHRASE in c for (c,) in docs), docs
-    exa = env.query("SELECT content FROM documents WHERE source_tool='exa'")
+    exa = env.query("SELECT document_text(body) FROM documents WHERE source_tool='exa'")
     assert any(EXA_PHRASE in c for (c,) in exa), exa
 
 
@@ -285,7 +285,7 @@ def test_websearch_captured(scenario: Scenario) -> None:
     _ok(scenario)
     env = scenario.env
     env.wait_ingested()
-    rows = env.query("SELECT source_tool, type, source, content FROM documents WHERE source_tool='websearch'")
+    rows = env.query("SELECT source_tool, type, source, document_text(body) FROM documents WHERE source_tool='websearch'")
     assert rows, env.query("SELECT source_tool, type, source FROM documents")
     blob = json.dumps(rows)
     assert any(url in blob for _, url in WEB_SEARCH_RESULTS), rows
@@ -456,7 +456,7 @@ def test_error_results_not_stored(error_run) -> None:
     env, r = error_run
     assert r.rc == 0, r.describe()
     env.wait_ingested()
-    rows = env.query("SELECT type, source, substr(content, 1, 200) FROM documents")
+    rows = env.query("SELECT type, source, substr(document_text(body), 1, 200) FROM documents")
     bad = [row for row in rows if any(s in (row[2] or "") for s in (
         "No libraries found", "does not exist", "Unauthorized"))]
     assert not bad, f"error texts stored as documents: {bad}"

@@ -11,6 +11,8 @@ import os
 import sqlite3
 import time
 
+from memhooks.store.bodies import add_functions
+
 DEFAULT_BUDGET_MS = 1500.0  # under the hook's 5 s timeout in hooks.json
 
 
@@ -52,6 +54,7 @@ def connect_guarded(db: str, deadline: float) -> sqlite3.Connection:
     """A connection (autocommit) whose lock waits and statements end by `deadline`."""
     conn = sqlite3.connect(db, timeout=max(0.0, min(1.0, deadline - time.monotonic())),
                            isolation_level=None)
+    add_functions(conn)
     install(conn, deadline)  # abort any statement past the budget: never outlast the timeout
     return conn
 

@@ -14,7 +14,7 @@ __all__ = ["PREFIX_MIN_CHARS", "document_head_bytes", "document_sizes", "documen
 def document_head_bytes(conn, doc_id: int, limit: int) -> bytes | None:
     """The first `limit` bytes of a document's text, UTF-8; None when there is no such
     document. A cut may split a character: decode with errors="ignore"."""
-    row = conn.execute("SELECT substr(CAST(coalesce(content, '') AS BLOB), 1, ?) FROM documents"
+    row = conn.execute("SELECT substr(CAST(coalesce(document_text(body), '') AS BLOB), 1, ?) FROM documents"
                        " WHERE id = ?", (int(limit), doc_id)).fetchone()
     return None if row is None else bytes(row[0] or b"")
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memhooks.names import normalize
 from memhooks.store.admission import Refused
+from memhooks.store.bodies import document_text
 from memhooks.store.connect import transaction
 from memhooks.store.projections import upsert_document, upsert_library, upsert_tier1
 
@@ -93,6 +94,8 @@ def export_records(conn) -> Iterator[dict]:
             continue
         order = ", ".join(KEYS[table])
         for row in db[table].rows_where(order_by=order):
+            if "body" in row:  # documents keep their text compressed; the file carries the text
+                row["content"] = document_text(row.pop("body"))
             yield {"table": table, "row": {k: v for k, v in row.items() if k not in LOCAL_ONLY[table]}}
 
 

@@ -118,7 +118,7 @@ def needles(conn, docs: list) -> list[str]:
 
     out = set()
     for doc in docs:
-        row = conn.execute("SELECT content FROM documents WHERE id = ?", (doc["id"],)).fetchone()
+        row = conn.execute("SELECT document_text(body) FROM documents WHERE id = ?", (doc["id"],)).fetchone()
         texts = [doc.get("url") or ""]
         if row and row[0]:
             texts.append(row[0].strip()[:NEEDLE_CHARS])

@@ -323,4 +323,48 @@ def m011_fallback_log(db):
     db["fallback_log"].create_index(["day"], index_name="fallback_log_day", if_not_exists=True)
 
 
+
+@migration
+def m012_compressed_text(db):
+    """A document's text is kept compressed: `body` (zlib of its UTF-8 bytes, written by
+    memhooks.store.reader.document_body) replaces `content`, which was most of a store's
+    size. The FTS5 index reads the text through the view `document_texts`, whose
+    `document_text(body)` every connection of memhooks defines (memhooks.store.reader.
+    add_functions); the triggers keep the index in step as before. The table keeps its rowids,
+    so captures, tier2 and sources still point at the same documents."""
+    # lazy: the codec loads only for this migration (this module is a leaf the hot paths read)
+    from memhooks.store.bodies import add_functions, document_body
+
+    conn = db.conn
+    add_functions(conn)
+    conn.create_function("memhooks_document_body", 1,
+                         lambda text: document_body(text if isinstance(text, str) else ""))
+    for trigger in ("documents_ai", "documents_ad", "documents_au"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    db.execute("DROP TABLE IF EXISTS documents_fts")
+    db.execute("ALTER TABLE documents ADD COLUMN body BLOB")
+    db.execute("UPDATE documents SET body = memhooks_document_body(content)")
+    db.execute("ALTER TABLE documents DROP COLUMN content")
+    db.execute("CREATE VIEW document_texts AS SELECT id, title, document_text(body) AS content FROM documents")
+    db.execute("""CREATE VIRTUAL TABLE documents_fts USING fts5(
+        title, content, content='document_texts', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2'
+    )""")
+    db.execute("""CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
+        INSERT INTO documents_fts (rowid, title, content)
+        VALUES (new.id, new.title, document_text(new.body));
+    END""")
+    db.execute("""CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, title, content)
+        VALUES ('delete', old.id, old.title, document_text(old.body));
+    END""")
+    db.execute("""CREATE TRIGGER documents_au AFTER UPDATE OF title, body ON documents BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, title, content)
+        VALUES ('delete', old.id, old.title, document_text(old.body));
+        INSERT INTO documents_fts (rowid, title, content)
+        VALUES (new.id, new.title, document_text(new.body));
+    END""")
+    db.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store

@@ -24,6 +24,7 @@ from memhooks.store.admission import (  # noqa: F401 - the text helpers' old hom
     storable_text,
     version_or_none,
 )
+from memhooks.store.bodies import document_body
 from memhooks.timefmt import iso
 
 
@@ -50,12 +51,12 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
         return None, False  # the user forgot this text: never stored again
     at = row["now"]
     cur = conn.execute(
-        "INSERT INTO documents (project, source, source_tool, title, content, content_hash, type,"
+        "INSERT INTO documents (project, source, source_tool, title, body, content_hash, type,"
         " metadata, memory_session_id, access_count, created_at, created_at_epoch, url,"
         " library_id, topic, version, bytes, tool, truncated, provenance)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            row["project"], row["source"], row["source_tool"], row["title"], row["content"],
+            row["project"], row["source"], row["source_tool"], row["title"], document_body(row["content"]),
             digest, row["type"], row["metadata"], row["session_id"], iso(at), int(at),
             row["url"], row["library_id"], row["topic"], row["version"], row["bytes"],
             row["tool"], row["truncated"], row["provenance"],

@@ -111,7 +111,7 @@ def find_tier2(conn, library_id: str, topic: str,
     now = time.time() if now is None else now
     row = _rows(
         conn,
-        "SELECT d.id, d.content, d.content_hash FROM tier2 t JOIN documents d ON d.id = t.document_id"
+        "SELECT d.id, document_text(d.body) AS content, d.content_hash FROM tier2 t JOIN documents d ON d.id = t.document_id"
         " WHERE t.library_key = ? AND t.topic_key = ? AND t.expires_at > ?",
         (library_key(library_id), topic_key(topic), now),
     ).fetchone()
@@ -304,18 +304,18 @@ def content_hashes(conn, ids: list[int]) -> list[str]:
 
 def document_with_content(conn, doc_id: int) -> dict | None:
     """One document's columns and its `content`; None when there is no such id."""
-    row = _rows(conn, f"SELECT {DOC_COLUMNS}, content FROM documents WHERE id = ?",
+    row = _rows(conn, f"SELECT {DOC_COLUMNS}, document_text(body) AS content FROM documents WHERE id = ?",
                 (doc_id,)).fetchone()
     return dict(row) if row is not None else None
 
 
 def document_content(conn, doc_id: int) -> str:
-    return _value(conn, "SELECT content FROM documents WHERE id = ?", (doc_id,)) or ""
+    return _value(conn, "SELECT document_text(body) FROM documents WHERE id = ?", (doc_id,)) or ""
 
 
 def document_head(conn, doc_id: int, chars: int) -> str:
     """The first `chars` characters of a document's text ('' when there is none)."""
-    return _value(conn, "SELECT substr(content, 1, ?) FROM documents WHERE id = ?",
+    return _value(conn, "SELECT substr(document_text(body), 1, ?) FROM documents WHERE id = ?",
                   (chars, doc_id)) or ""
 
 
@@ -354,8 +354,8 @@ def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
         cond = f"({cond} OR title LIKE :q ESCAPE '\\' OR content LIKE :q ESCAPE '\\')"
         title_first = "(title LIKE :p ESCAPE '\\' OR title LIKE :q ESCAPE '\\')"
     return _column(conn,
-                   "SELECT id FROM (SELECT id, title, content FROM documents ORDER BY id DESC LIMIT :cap)"
-                   f" WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
+                   "SELECT id FROM (SELECT id, title, document_text(body) AS content FROM documents ORDER BY"
+                   f" id DESC LIMIT :cap) WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
                    {"cap": cap, "p": p, "q": q, "limit": limit})
 
 
@@ -433,7 +433,7 @@ def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:
     """id -> Row (content, bytes) for the ids that exist."""
     if not ids:
         return {}
-    return {r["id"]: r for r in _rows(conn, f"SELECT id, content, bytes FROM documents"
+    return {r["id"]: r for r in _rows(conn, f"SELECT id, document_text(body) AS content, bytes FROM documents"
                                             f" WHERE id IN ({_marks(ids)})", ids)}
 
 
@@ -444,7 +444,7 @@ def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -
     walking every page of one tool."""
     tool_filter = "+d.source_tool = ?" + (f" AND +d.tool IN ({_marks(tools)})" if tools else "")
     return _rows(conn,
-                 "SELECT d.id, d.content, d.metadata, d.url, d.title, d.bytes, coalesce((SELECT"
+                 "SELECT d.id, document_text(d.body) AS content, d.metadata, d.url, d.title, d.bytes, coalesce((SELECT"
                  " max(c.captured_at) FROM captures c WHERE c.document_id = d.id), d.created_at_epoch)"
                  f" AS at FROM documents d WHERE d.url IN ({_marks(urls)}) AND {tool_filter}"
                  " ORDER BY at DESC", (*urls, source_tool, *tools)).fetchall()

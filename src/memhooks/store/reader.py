@@ -9,6 +9,8 @@ memhooks.store.sqlite_file and memhooks.store.connect build on it.
 import os
 import sqlite3
 
+from memhooks.store.bodies import add_functions
+
 BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
 
 
@@ -16,8 +18,10 @@ def connect_reader(path: str, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite
     """One SQLite file opened read-only: the one read-only open of memhooks (the store, the
     journal, a file moved aside). Raises sqlite3.Error when it cannot be read so (callers
     of the store fall back to memhooks.store.connect.connect, which heals)."""
-    return sqlite3.connect(f"{file_uri(path)}?mode=ro", uri=True, timeout=timeout,
+    conn = sqlite3.connect(f"{file_uri(path)}?mode=ro", uri=True, timeout=timeout,
                            isolation_level=None)
+    add_functions(conn)
+    return conn
 
 
 def file_uri(path: str) -> str:

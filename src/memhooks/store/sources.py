@@ -79,7 +79,7 @@ def stored(conn, document_id: int | None) -> sqlite3.Row | None:
     """(content, content_hash) of a source's document, when it still exists."""
     if document_id is None:
         return None
-    rows = _rows(conn, "SELECT content, content_hash FROM documents WHERE id = ?", (document_id,))
+    rows = _rows(conn, "SELECT document_text(body) AS content, content_hash FROM documents WHERE id = ?", (document_id,))
     return rows[0] if rows else None
 
 

@@ -7,7 +7,7 @@ import sqlite3
 import time
 
 from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
-from memhooks.store.reader import BUSY_TIMEOUT_MS
+from memhooks.store.reader import BUSY_TIMEOUT_MS, add_functions
 from memhooks.store.reader import closing as closing  # the store's users close with it
 
 
@@ -113,6 +113,7 @@ def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
     fresh = is_empty(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    add_functions(conn)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if fresh:
@@ -133,16 +134,17 @@ def is_empty(path: str) -> bool:
 
 
 JOURNAL_PAGE_SIZE = 16384
+STORE_PAGE_SIZE = 8192
 
 
 def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
-    """A new file gives the pages a prune empties back (`PRAGMA incremental_vacuum`), and the
-    journal, whose compressed bodies are 1-16 KiB records, uses 16 KiB pages (4 KiB ones
-    would hold one such record each, half empty). Both can only be chosen before the file's
-    first page is written (WAL mode writes it): an existing file switches at
-    `memhooks vacuum`."""
-    if journal:
-        conn.execute(f"PRAGMA {schema}.page_size = {JOURNAL_PAGE_SIZE}")
+    """A new file gives the pages a prune empties back (`PRAGMA incremental_vacuum`), and its
+    pages fit its records: the journal's compressed bodies are 1-16 KiB (16 KiB pages), the
+    store's compressed document texts mostly 1-4 KiB (8 KiB pages; 4 KiB ones would hold one
+    such row each, half empty: 7% more bytes on disk in benchmarks/growth.py). Both can only
+    be chosen before the file's first page is written (WAL mode writes it): an existing file
+    switches at `memhooks vacuum`."""
+    conn.execute(f"PRAGMA {schema}.page_size = {JOURNAL_PAGE_SIZE if journal else STORE_PAGE_SIZE}")
     conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
 
 

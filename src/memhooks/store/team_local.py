@@ -122,7 +122,7 @@ _DOC_COLS = ("id", "content_hash", "project", "source", "source_tool", "title", 
 
 def unpushed_documents(conn, after_id: int, limit: int) -> list[dict]:
     """Documents new to the team, or whose access count changed since the last push, by id."""
-    cols = ", ".join(f"d.{c}" for c in _DOC_COLS)
+    cols = ", ".join("document_text(d.body) AS content" if c == "content" else f"d.{c}" for c in _DOC_COLS)
     rows = _rows(
         conn,
         f"SELECT {cols}, (SELECT max(captured_at) FROM captures c WHERE c.document_id = d.id) AS captured,"

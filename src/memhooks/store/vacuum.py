@@ -218,14 +218,13 @@ def _swap(db: str, jpath: str, wait_s: float) -> None:
                 time.sleep(0.1)
         # Held: no other process has either file open. Leave WAL so no -wal or -shm stays
         # behind for the new files to meet.
-        pages = {s: conn.execute(f"PRAGMA {s}.page_size").fetchone()[0] for s in SCHEMAS}
         for schema in SCHEMAS:
             conn.execute(f"PRAGMA {schema}.journal_mode = DELETE").fetchall()
         for schema, path in (("journal", jpath), ("main", db)):
             tmp = path + TMP_SUFFIX
             try:
-                # (VACUUM INTO takes the page size last set on the connection, whatever the schema)
-                conn.execute(f"PRAGMA {schema}.page_size = {pages[schema]}")
+                # The copy's page size and auto_vacuum (VACUUM INTO takes the page size last
+                # set on the connection, whatever the schema).
                 fresh_file(conn, schema, journal=schema == "journal")
                 conn.execute(f"VACUUM {schema} INTO ?", (tmp,))
                 _prepare_copy(tmp)

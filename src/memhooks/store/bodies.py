@@ -1,0 +1,41 @@
+"""Document texts as the store keeps them (standard library only; a leaf).
+
+`documents.body` holds a document's text as zlib-compressed UTF-8 (migration m012): the
+store keeps each text once, and documentation compresses about 3x. Every connection memhooks
+opens to a store defines the SQL function `document_text(body)` (`add_functions`), through
+which the readers, the view `document_texts` and so the FTS5 index and its triggers see the
+text. A tool that opens the file without it can read every other column; `memhooks show`,
+`search` and `export` give the texts.
+"""
+
+import sqlite3
+
+
+def add_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions every connection to a store has: `document_text(body)`, the text of
+    a document (which the FTS index and the readers see through the view document_texts)."""
+    conn.create_function("document_text", 1, document_text, deterministic=True)
+
+
+def document_body(text: str) -> bytes:
+    """What `documents.body` keeps of a text: its UTF-8 bytes, zlib-compressed (documentation
+    compresses about 3x; a store keeps each text once, so this is most of its size)."""
+    # lazy: zlib only when a text is stored or read, not for a lookup of tier1
+    import zlib
+
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def document_text(body) -> str | None:
+    """The text of a `documents.body` (None stays None). Never raises: a body that does not
+    decompress reads as empty text (SQL would otherwise fail the whole statement)."""
+    if body is None or isinstance(body, str):
+        return body
+    # lazy: zlib only when a text is stored or read, not for a lookup of tier1
+    import zlib
+
+    try:
+        return zlib.decompress(body).decode("utf-8", "replace")
+    except (zlib.error, TypeError, ValueError, MemoryError):
+        return ""
+

@@ -1,0 +1,111 @@
+"""Documents keep their text compressed (`documents.body`, migration m012): a store from
+before keeps every document, id and search hit; the readers, the FTS index and the hot-path
+lookups see the same text; a body that does not decompress reads as empty text."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+
+from conftest import BIN, db_rows, journal_file, run
+from memhooks.names import library_key, topic_key
+from memhooks.recall.search import search_documents
+from memhooks.store import connect as store_mod
+from memhooks.store.bodies import document_body, document_text
+from memhooks.store.migrations import SCHEMA_VERSION
+from memhooks.store.projections import upsert_document, upsert_tier2
+from memhooks.store.sqlite_file import ensure_journal_schema, transaction
+
+BEFORE = Path(__file__).resolve().parent / "fixtures" / "schema_migrations_before.py"
+LONG = "\n".join(f"## Step {i}\nCall `useEffect(setup, deps)` to synchronise with system {i}."
+                 for i in range(200))
+SHORT = "Pydantic's field_validator runs after the field's own validation. café ünïcode ✓"
+
+
+def _store_before_m012(db: Path) -> None:
+    """A store as m001..m011 made it (plain SQL of the time), with two documents, a capture
+    and a tier2 entry pointing at them."""
+    spec = importlib.util.spec_from_file_location("schema_migrations_before", BEFORE)
+    before = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(before)
+    old = [fn for fn in before.MIGRATIONS if fn.__name__ < "m012"]
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(str(db), isolation_level=None)) as conn:
+        conn.execute("ATTACH DATABASE ? AS journal", (str(journal_file(db)),))
+        ensure_journal_schema(conn, "journal")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("CREATE TABLE _memhooks_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+        for fn in old:
+            fn(conn)
+            conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
+        conn.execute(f"PRAGMA user_version = {len(old)}")
+        for i, (text, lib) in enumerate(((LONG, "/facebook/react"), (SHORT, "/pydantic/pydantic")), 1):
+            conn.execute(
+                "INSERT INTO documents (id, project, source, source_tool, title, content, content_hash,"
+                " library_id, topic, bytes, created_at_epoch) VALUES (?, '', ?, 'context7', ?, ?, ?, ?, 'effects',"
+                " ?, ?)", (i * 10, f"context7:{lib}", f"{lib} — effects", text, f"{i:064x}", lib,
+                           len(text.encode()), int(time.time())))
+        conn.execute("INSERT INTO captures (event_id, document_id, project, session_id, tool_name, captured_at)"
+                     " VALUES (1, 10, '', 's', 'mcp__context7__query-docs', ?)", (time.time(),))
+        conn.execute("INSERT INTO tier2 (library_key, topic_key, library_id, topic, document_id, origin,"
+                     " fetched_at, expires_at) VALUES (?, ?, '/facebook/react', 'effects', 10, 'capture', ?, ?)",
+                     (library_key("/facebook/react"), topic_key("effects"), time.time(), time.time() + 9e5))
+        conn.execute("COMMIT")
+
+
+def test_a_store_from_before_keeps_every_text_id_and_search_hit(store):
+    _store_before_m012(store)
+    with closing(store_mod.connect(str(store))) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        rows = conn.execute("SELECT id, document_text(body), length(body), bytes FROM documents ORDER BY id").fetchall()
+        assert [(r[0], r[1]) for r in rows] == [(10, LONG), (20, SHORT)]
+        assert rows[0][2] < len(LONG.encode()) / 3  # the long text is kept compressed
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(documents)")]
+        assert "content" not in columns and "body" in columns
+        # The index was rebuilt from the text, and the triggers keep it in step.
+        assert [r[0] for r in conn.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'synchronise'")] == [10]
+        assert [r[0] for r in conn.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'cafe'")] == [20]
+        snippet = conn.execute("SELECT snippet(documents_fts, 1, '[', ']', '…', 8) FROM documents_fts"
+                               " WHERE documents_fts MATCH 'validator'").fetchone()[0]
+        assert "field_[validator] runs" in snippet
+        with transaction(conn):
+            conn.execute("DELETE FROM documents WHERE id = 20")
+        assert conn.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH 'cafe'").fetchone()[0] == 0
+        # What pointed at the documents still does.
+        assert conn.execute("SELECT document_id FROM captures").fetchall() == [(10,)]
+        assert conn.execute("SELECT document_id FROM tier2").fetchall() == [(10,)]
+        hits = search_documents(conn, "synchronise with system", limit=3, touch=False)
+        assert hits and hits[0]["id"] == 10
+    # The hot-path lookup (python -I -S) reads the same text from the migrated store.
+    got = run([str(BIN / "lc-cache-lookup-docs"), "/facebook/react", "effects"])
+    assert got.returncode == 0
+    assert "Call `useEffect(setup, deps)` to synchronise with system 199." in got.stdout.decode()
+
+
+def test_the_writer_stores_compressed_text_and_every_reader_sees_the_text(store):
+    with closing(store_mod.connect(str(store))) as conn, transaction(conn):
+        doc_id, created = upsert_document(conn, project="", source="/facebook/react",
+                                          source_tool="context7", content=LONG, title="react — effects",
+                                          library_id="/facebook/react", topic="effects",
+                                          provenance="capture")
+        assert created
+        upsert_tier2(conn, library_id="/facebook/react", topic="effects", document_id=doc_id,
+                     origin="capture", ttl_s=86400, provenance="capture")
+    [(body, size)] = db_rows(store, "SELECT body, bytes FROM documents")
+    assert isinstance(body, bytes) and len(body) < size / 3 and size == len(LONG.encode())
+    assert document_text(body) == LONG and document_body(LONG) == body
+    assert LONG[:40].encode() not in store.read_bytes()  # not a plain second copy
+    got = run([str(BIN / "lc-cache-lookup-docs"), "/facebook/react", "effects"])
+    assert got.returncode == 0 and "synchronise with system 0." in got.stdout.decode()
+
+
+def test_a_body_that_does_not_decompress_reads_as_empty_text(store):
+    with closing(store_mod.connect(str(store))) as conn, transaction(conn):
+        upsert_document(conn, project="", source="web:https://docs.example.org/a", source_tool="web",
+                        content=SHORT, title="a", provenance="capture")
+        conn.execute("UPDATE documents SET body = x'00010203'")
+    assert db_rows(store, "SELECT document_text(body) FROM documents") == [("",)]
+    assert document_text(None) is None and document_text(b"not zlib") == ""
