@@ -7,7 +7,7 @@ distinct documents (Context7 query-docs and resolve-library-id, WebFetch, EXA se
 affordable; the detached ingester's `main` (what a hook starts) runs every `--ingest-every`
 events. Prints bytes on disk per file of the store folder and bytes on disk per unique
 content byte (the sum of the stored documents' bytes); then runs `memhooks reindex`'s code
-and checks it gives the same documents (content_hash set), tier1 and tier2.
+and checks it gives the same documents (content_hash set), tier1, tier2 and captures.
 
 Cap (`--cap`): ingests 3x the cap's worth of distinct documents with MEMHOOKS_MAX_SIZE set,
 reading one document and keeping one of a pinned version as it goes, and checks that the
@@ -197,7 +197,10 @@ def snapshot(db: str) -> dict:
         tier2 = sorted(tuple(r) for r in conn.execute(
             "SELECT t.library_key, t.topic_key, d.content_hash FROM tier2 t"
             " JOIN documents d ON d.id = t.document_id"))
-        captures = conn.execute("SELECT count(*) FROM captures").fetchone()[0]
+        captures = sorted(tuple(r) for r in conn.execute(  # every capture, by content (its
+            # captured_at is the ingest's time for a live event: a reindex dates it anew)
+            "SELECT c.event_id, d.content_hash, c.project, c.session_id, c.tool_name"
+            " FROM captures c JOIN documents d ON d.id = c.document_id"))
         unique = conn.execute("SELECT coalesce(sum(bytes), 0) FROM documents").fetchone()[0]
     return {"docs": docs, "tier1": tier1, "tier2": tier2, "captures": captures, "unique": unique}
 
@@ -210,7 +213,7 @@ def breakdown(folder: str) -> None:
         conn = sqlite3.connect(os.path.join(folder, name))
         try:
             rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"
-                                " ORDER BY 2 DESC LIMIT 6").fetchall()
+                                " ORDER BY 2 DESC LIMIT 10").fetchall()
         except sqlite3.Error:
             return
         finally:
@@ -250,7 +253,7 @@ def growth(args) -> bool:
         run_ingester()
         before = snapshot(db)
         print(f"{args.events} events, {args.repeat:.0%} repeats, {len(set(seq))} distinct contents;"
-              f" {len(before['docs'])} documents, {before['captures']} captures")
+              f" {len(before['docs'])} documents, {len(before['captures'])} captures")
         print_sizes("store folder after capture + ingest:", folder_sizes(folder), before["unique"])
         breakdown(folder)
         from memhooks.ingest.pipeline import reindex

@@ -329,7 +329,7 @@ def test_pruned_bodies_leave_references_that_reindex_skips(store):
     with closing(connect(str(store))) as conn:
         old = time.time() - 7200  # the first document: neither read nor captured for 2 hours
         conn.execute("UPDATE documents SET created_at_epoch = ? WHERE id = 1", (old,))
-        conn.execute("UPDATE captures SET captured_at = ? WHERE document_id = 1", (old,))
+        conn.execute("UPDATE capture_rows SET captured_at = ? WHERE document_id = 1", (old,))
         report = prune(conn, str(store), older_than_s=3600)
     assert report.documents == 1 and report.bodies == 0
     assert db_rows(store, "SELECT count(*) FROM documents") == [(1,)]

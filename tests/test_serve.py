@@ -247,7 +247,7 @@ def test_webfetch_same_url_and_prompt_within_ttl(store):
     assert hook(pre(p, tool_input={"url": "https://example.org/docs/other/",
                                    "prompt": p["tool_input"]["prompt"]})) is None
     with closing(sqlite3.connect(store)) as c:
-        c.execute("UPDATE captures SET captured_at = captured_at - 5 * 3600")
+        c.execute("UPDATE capture_rows SET captured_at = captured_at - 5 * 3600")
         c.execute("UPDATE documents SET created_at_epoch = created_at_epoch - 5 * 3600")
         c.commit()
     assert hook(pre(p, session_id="another")) is None

@@ -175,7 +175,7 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
     `scrubbed` (whether both WALs were truncated)."""
     # lazy: the writers only for `memhooks forget`; the lookups import this module for is_forgotten
     from memhooks.store.connect import transaction
-    from memhooks.store.projections import forget_hash
+    from memhooks.store.projections import drop_unused_contexts, forget_hash
 
     now = time.time() if now is None else now
     conn.execute("PRAGMA main.secure_delete = ON")
@@ -185,6 +185,8 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         hashes = sorted({d["content_hash"] for d in docs})
         for digest in hashes:
             forget_hash(conn, digest, now=now)
+        # and every context no capture uses (one a prune left, say) with its project path
+        drop_unused_contexts(conn)
         for chunk in _chunks(hashes):
             conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",
                          chunk)

@@ -367,4 +367,42 @@ def m012_compressed_text(db):
     db.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
 
 
+@migration
+def m013_compact_captures(db):
+    """`captures` kept the project path, the 36-character session id and the tool name as
+    text on every row (one per captured event and document): about 97 bytes a row, a
+    quarter of the store. They move to `capture_contexts`, one row per (project, session,
+    tool), and `capture_rows` keeps integer keys and the time (WITHOUT ROWID, keyed by
+    event and document as `captures` was unique on them). `captures` becomes a view with
+    the old columns but `id` (nothing read it), so its readers are unchanged; its writers
+    (memhooks.store.projections) write the two tables."""
+    db.execute("""CREATE TABLE capture_contexts (
+        id INTEGER PRIMARY KEY,
+        project TEXT,
+        session_id TEXT,
+        tool_name TEXT,
+        UNIQUE (project, session_id, tool_name)
+    )""")
+    db.execute("""CREATE TABLE capture_rows (
+        event_id INTEGER NOT NULL,
+        document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        context INTEGER NOT NULL,
+        captured_at REAL NOT NULL,
+        PRIMARY KEY (event_id, document_id)
+    ) WITHOUT ROWID""")
+    db.execute("CREATE INDEX capture_rows_document ON capture_rows(document_id)")
+    # DISTINCT and IS treat NULLs as equal (a lc-cache-write capture has no session).
+    db.execute("INSERT INTO capture_contexts (project, session_id, tool_name)"
+               " SELECT DISTINCT project, session_id, tool_name FROM captures")
+    db.execute("INSERT INTO capture_rows (event_id, document_id, context, captured_at)"
+               " SELECT c.event_id, c.document_id, x.id, c.captured_at FROM captures c"
+               " JOIN capture_contexts x ON x.project IS c.project AND x.session_id IS c.session_id"
+               " AND x.tool_name IS c.tool_name")
+    db.execute("DROP TABLE captures")
+    db.execute("""CREATE VIEW captures AS SELECT r.event_id AS event_id,
+        r.document_id AS document_id, x.project AS project, x.session_id AS session_id,
+        x.tool_name AS tool_name, r.captured_at AS captured_at
+        FROM capture_rows r JOIN capture_contexts x ON x.id = r.context""")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store

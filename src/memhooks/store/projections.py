@@ -67,12 +67,35 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
 
 def add_capture(conn, *, event_id: int, document_id: int, project: str | None,
                 session_id: str | None, tool_name: str | None, captured_at: float) -> bool:
+    """Record that an event captured a document (the `captures` view shows it): the
+    (project, session, tool) context row is found or made, then the capture row is added
+    unless the pair is there already. Returns whether it was added."""
+    key = (project, session_id, tool_name)
+    found = conn.execute(  # IS: a context may have no session (NULLs are never UNIQUE-equal)
+        "SELECT id FROM capture_contexts WHERE project IS ? AND session_id IS ? AND tool_name IS ?",
+        key).fetchone()
+    context = found[0] if found else conn.execute(
+        "INSERT INTO capture_contexts (project, session_id, tool_name) VALUES (?, ?, ?)",
+        key).lastrowid
     cur = conn.execute(
-        "INSERT OR IGNORE INTO captures (event_id, document_id, project, session_id, tool_name,"
-        " captured_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (event_id, document_id, project, session_id, tool_name, captured_at),
-    )
+        "INSERT OR IGNORE INTO capture_rows (event_id, document_id, context, captured_at)"
+        " VALUES (?, ?, ?, ?)", (event_id, document_id, context, captured_at))
     return cur.rowcount > 0
+
+
+def drop_unused_contexts(conn, ids: list[int] | None = None) -> int:
+    """Delete the capture contexts (project, session, tool) no capture points at any more,
+    among `ids` or all of them; how many went. Forget needs it (a forgotten project's path
+    and session ids leave the store); prune does it to stay tidy."""
+    unused = "id NOT IN (SELECT context FROM capture_rows)"
+    if ids is None:
+        return conn.execute(f"DELETE FROM capture_contexts WHERE {unused}").rowcount
+    gone = 0
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        gone += conn.execute(f"DELETE FROM capture_contexts WHERE id IN ({','.join('?' * len(part))})"
+                             f" AND {unused}", part).rowcount
+    return gone
 
 
 def upsert_library(conn, *, library_id: str, title: str | None, origin: str, provenance: str,
@@ -249,8 +272,11 @@ def forget_hash(conn, digest: str, *, team_done: bool = False, now: float | None
     )
     conn.execute("DELETE FROM tier2 WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
                  (digest,))
-    conn.execute("DELETE FROM captures WHERE document_id IN (SELECT id FROM documents WHERE content_hash = ?)",
-                 (digest,))
+    of = "document_id IN (SELECT id FROM documents WHERE content_hash = ?)"
+    contexts = [r[0] for r in conn.execute(f"SELECT DISTINCT context FROM capture_rows WHERE {of}",
+                                           (digest,))]
+    conn.execute(f"DELETE FROM capture_rows WHERE {of}", (digest,))
+    drop_unused_contexts(conn, contexts)
     # a page `memhooks add` fetched: its URL stays (so it is never fetched again), its title goes
     conn.execute("UPDATE sources SET title = NULL, status = 'forgotten', error = NULL WHERE content_hash = ?",
                  (digest,))
@@ -262,7 +288,7 @@ def retire_document(conn, old: int, new: int) -> bool:
     deleted unless something else holds it (a capture, another source), its tier2 entries
     and its read count moving to the new document first. Returns whether it was deleted."""
     held = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM captures WHERE document_id = ?)"
+        "SELECT EXISTS (SELECT 1 FROM capture_rows WHERE document_id = ?)"
         " OR EXISTS (SELECT 1 FROM sources WHERE document_id = ?)", (old, old)).fetchone()[0]
     if held:
         return False
@@ -320,7 +346,7 @@ def _text(record: dict, key: str, refusal: str) -> str:
     return value
 
 
-DERIVED_TABLES = ("tier2", "captures", "documents")  # derived from the journal, but:
+DERIVED_TABLES = ("tier2", "capture_rows", "capture_contexts", "documents")  # derived from the journal, but:
 # the pages `memhooks add` stored come from no event: a reindex keeps them (store.sources)
 NOT_DERIVED = {"documents": " WHERE id NOT IN (SELECT document_id FROM sources WHERE document_id IS NOT NULL)"}
 

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from memhooks.store import compact, packs
+from memhooks.store.projections import drop_unused_contexts
 from memhooks.store.sqlite_file import transaction
 from memhooks.store.vacuum import free_bytes, incremental_mode, release, store_bytes
 
@@ -112,8 +113,9 @@ def _delete_documents(conn, rows) -> None:
         with transaction(conn):
             marks = ",".join("?" * len(part))
             hashes = [r[1] for r in rows[i:i + 200]]
-            conn.execute(f"DELETE FROM documents WHERE id IN ({marks})", part)
+            conn.execute(f"DELETE FROM documents WHERE id IN ({marks})", part)  # captures too
             compact.drop_bodies(conn, hashes)
+            drop_unused_contexts(conn)  # the (project, session, tool) rows no capture uses
 
 
 def _measure(conn, db: str) -> tuple[int, bool]:
