@@ -323,13 +323,12 @@ def m011_fallback_log(db):
     db["fallback_log"].create_index(["day"], index_name="fallback_log_day", if_not_exists=True)
 
 
-
 @migration
 def m012_compressed_text(db):
     """A document's text is kept compressed: `body` (zlib of its UTF-8 bytes, written by
-    memhooks.store.reader.document_body) replaces `content`, which was most of a store's
+    memhooks.store.bodies.document_body) replaces `content`, which was most of a store's
     size. The FTS5 index reads the text through the view `document_texts`, whose
-    `document_text(body)` every connection of memhooks defines (memhooks.store.reader.
+    `document_text(body)` every connection of memhooks defines (memhooks.store.bodies.
     add_functions); the triggers keep the index in step as before. The table keeps its rowids,
     so captures, tier2 and sources still point at the same documents."""
     # lazy: the codec loads only for this migration (this module is a leaf the hot paths read)
