@@ -11,6 +11,8 @@ SQL against that schema. Never edit the effect of, rename or reorder a function 
 a new one at the end.
 """
 
+from memhooks.store import reader as _reader
+
 JOURNAL_MIGRATIONS: list = []  # of functions (sqlite3.Connection, schema: str) -> None
 migration = JOURNAL_MIGRATIONS.append
 
@@ -94,3 +96,7 @@ def j003_compaction(conn, schema):
 
 
 JOURNAL_SCHEMA_VERSION = len(JOURNAL_MIGRATIONS)
+if JOURNAL_SCHEMA_VERSION != _reader.JOURNAL_SCHEMA_VERSION:  # the hot path's copy: one truth
+    raise ImportError(f"memhooks.store.reader.JOURNAL_SCHEMA_VERSION is "
+                      f"{_reader.JOURNAL_SCHEMA_VERSION}, but there are "
+                      f"{JOURNAL_SCHEMA_VERSION} journal migrations: make them agree")

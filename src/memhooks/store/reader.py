@@ -10,6 +10,13 @@ import os
 import sqlite3
 
 BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
+# PRAGMA user_version of an up-to-date store: len(memhooks.store.migrations.MIGRATIONS), which
+# refuses to load when the two differ. A constant here, so a reader that checks the schema
+# does not load the migration list (~18 KB of bytecode) on every lookup.
+SCHEMA_VERSION = 11
+# The same for the journal: len(memhooks.store.journal_migrations.JOURNAL_MIGRATIONS), so the
+# capture hook loads the journal's migrations only for a journal that lacks some.
+JOURNAL_SCHEMA_VERSION = 3
 
 
 def connect_reader(path: str, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
@@ -30,9 +37,6 @@ def file_uri(path: str) -> str:
 def is_current(conn: sqlite3.Connection) -> bool:
     """Whether the projections have every migration (one pragma read). A hot path treats a
     store that is not current as having nothing; the ingester migrates it."""
-    # lazy: the migration list loads only for a reader that checks the schema (a leaf module)
-    from memhooks.store.migrations import SCHEMA_VERSION
-
     return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION
 
 

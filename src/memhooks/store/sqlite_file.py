@@ -6,8 +6,7 @@ import os
 import sqlite3
 import time
 
-from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
-from memhooks.store.reader import BUSY_TIMEOUT_MS
+from memhooks.store.reader import BUSY_TIMEOUT_MS, JOURNAL_SCHEMA_VERSION
 from memhooks.store.reader import closing as closing  # the store's users close with it
 
 
@@ -151,6 +150,9 @@ def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> 
     `schema` (`main` when opened alone) lacks; an up-to-date journal costs one pragma."""
     if conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0] >= JOURNAL_SCHEMA_VERSION:
         return
+    # lazy: the migration functions only for a journal that is new or behind
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
+
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0]
