@@ -111,9 +111,9 @@ def prepare_file(path: str) -> None:
 def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
     fresh = is_empty(path)
+    # The timeout is SQLite's busy timeout (sqlite3_busy_timeout): no `PRAGMA busy_timeout`.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if fresh:
             fresh_file(conn, "main", journal=os.path.basename(path).endswith("journal.db"))
         ensure_wal(conn)
