@@ -263,9 +263,9 @@ def test_the_journal_has_its_own_migration_set_and_one_events_schema(tmp_path):
 
 
 def test_the_hot_paths_schema_versions_are_the_migration_counts():
-    """The readers' constants (memhooks.store.reader, kept there so a lookup or a capture does
+    """The readers' constants (memhooks.store.sqlite_file, kept there so a lookup or a capture does
     not load the migration lists) name the versions the migrations produce."""
-    from memhooks.store import reader
+    from memhooks.store import sqlite_file as reader
     from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
 
     assert reader.SCHEMA_VERSION == len(MIGRATIONS) == SCHEMA_VERSION

@@ -11,8 +11,6 @@ SQL against that schema. Never edit the effect of, rename or reorder a function 
 a new one at the end.
 """
 
-from memhooks.store import reader as _reader
-
 JOURNAL_MIGRATIONS: list = []  # of functions (sqlite3.Connection, schema: str) -> None
 migration = JOURNAL_MIGRATIONS.append
 
@@ -95,8 +93,4 @@ def j003_compaction(conn, schema):
     conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.pack_tally_pack ON pack_tally(pack)")
 
 
-JOURNAL_SCHEMA_VERSION = len(JOURNAL_MIGRATIONS)
-if JOURNAL_SCHEMA_VERSION != _reader.JOURNAL_SCHEMA_VERSION:  # the hot path's copy: one truth
-    raise ImportError(f"memhooks.store.reader.JOURNAL_SCHEMA_VERSION is "
-                      f"{_reader.JOURNAL_SCHEMA_VERSION}, but there are "
-                      f"{JOURNAL_SCHEMA_VERSION} journal migrations: make them agree")
+JOURNAL_SCHEMA_VERSION = len(JOURNAL_MIGRATIONS)  # = memhooks.store.sqlite_file.JOURNAL_SCHEMA_VERSION (tested)

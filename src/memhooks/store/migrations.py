@@ -7,12 +7,12 @@ what it does not express (CHECK and UNIQUE constraints, ON DELETE actions, parti
 indexes, the FTS5 external-content table and its triggers) is SQL through `db.execute`.
 
 This module imports nothing but the standard library. The hot paths tell whether a store
-is up to date by `memhooks.store.reader.SCHEMA_VERSION` (checked here to be the number of
+is up to date by `memhooks.store.sqlite_file.SCHEMA_VERSION` (checked here to be the number of
 migrations) and never migrate.
 Never edit the effect of, rename or reorder a function here; add a new one at the end.
 """
 
-from memhooks.store import reader as _reader
+from memhooks.store import sqlite_file as _sqlite_file
 
 MIGRATIONS: list = []  # of functions (sqlite_utils.Database) -> None; no typing import on hot paths
 migration = MIGRATIONS.append
@@ -327,6 +327,6 @@ def m011_fallback_log(db):
 
 
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
-if SCHEMA_VERSION != _reader.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
-    raise ImportError(f"memhooks.store.reader.SCHEMA_VERSION is {_reader.SCHEMA_VERSION}, "
+if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
+    raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "
                       f"but there are {SCHEMA_VERSION} migrations: make them agree")

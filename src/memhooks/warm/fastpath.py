@@ -76,7 +76,7 @@ def fast_output(db: str, project: str) -> str | None:
     # lazy: sqlite3 and the reader only when there is a project and a store file
     import sqlite3
 
-    from memhooks.store.reader import closing, connect_reader, is_current
+    from memhooks.store.sqlite_file import closing, connect_reader, is_current
 
     try:
         # Only reads: no journal attached, nothing to checkpoint. A hot path never migrates.
