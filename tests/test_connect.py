@@ -9,7 +9,7 @@ import pytest
 
 from memhooks.store.connect import closing, connect, transaction
 from memhooks.store.projections import upsert_document
-from memhooks.store.reader import connect_reader
+from memhooks.store.sqlite_file import connect_reader
 
 
 @pytest.mark.parametrize("folder", ["a#b", "what?", "50%", "sp ace", "%23", "x?mode=rw"])

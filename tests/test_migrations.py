@@ -260,3 +260,13 @@ def test_the_journal_has_its_own_migration_set_and_one_events_schema(tmp_path):
         assert conn.execute("PRAGMA journal.user_version").fetchone()[0] == JOURNAL_SCHEMA_VERSION
         assert conn.execute("SELECT count(*) FROM main.sqlite_master WHERE name = 'events'").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM journal.sqlite_master WHERE name = 'events'").fetchone()[0] == 1
+
+
+def test_the_hot_paths_schema_versions_are_the_migration_counts():
+    """The readers' constants (memhooks.store.sqlite_file, kept there so a lookup or a capture does
+    not load the migration lists) name the versions the migrations produce."""
+    from memhooks.store import sqlite_file as reader
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
+
+    assert reader.SCHEMA_VERSION == len(MIGRATIONS) == SCHEMA_VERSION
+    assert reader.JOURNAL_SCHEMA_VERSION == len(JOURNAL_MIGRATIONS)

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers_monorepo import write_monorepo
-from memhooks.warm.fingerprint import fingerprint
+from memhooks.warm.context import fingerprint
 from memhooks.warm.lockfiles import Dep, make_dep
 from memhooks.warm.rank import RankedDep, default_top_n, is_stub, rank
 from memhooks.warm.scan import SKIP_DIRS, ScanResult, scan_project

@@ -1,7 +1,5 @@
 """Name and key normalisation (standard library only; used on hot paths)."""
 
-from __future__ import annotations
-
 TYPE_CHECKING = False  # `typing` costs `re` and `enum`: for annotations only, never imported here
 if TYPE_CHECKING:
     from typing import Literal
@@ -64,7 +62,7 @@ def library_key(library_id: str) -> str:
 
 
 def pick_library(name: str, candidates: list[tuple[str, str | None]]
-                 ) -> tuple[int, Literal["exact", "first"]] | None:
+                 ) -> "tuple[int, Literal['exact', 'first']] | None":
     """The lc-cache-* scripts' disambiguation rule over (library_id, title) candidates, in order.
 
     An exact case-insensitive match of the name against the title or the last

@@ -25,7 +25,7 @@ from memhooks.ingest.pipeline import ingest_pending, open_reader
 from memhooks.store.connect import transaction
 from memhooks.store.journal import append
 from memhooks.store.queries import journal_readable, tool_use_ids
-from memhooks.store.reader import connect_reader
+from memhooks.store.sqlite_file import connect_reader
 
 BATCH_CALLS = 200
 BATCH_BYTES = 4 * 1024 * 1024

@@ -217,7 +217,7 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
     from memhooks.config import project_dir
     from memhooks.recall.budget import budget_deadline, connect_guarded, install
     from memhooks.recall.serve import classify, decide
-    from memhooks.store.migrations import SCHEMA_VERSION
+    from memhooks.store.sqlite_file import SCHEMA_VERSION
 
     if classify(tool_name, switches=False) != kind:
         return None  # not a Context7 / EXA server by its name

@@ -127,7 +127,7 @@ def _answer(db: str, find, pending=None):
     that one key (memhooks.recall.pending; conn is None when the store is new or behind),
     and when events wait to be ingested a detached ingester is started, not waited for."""
     # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
-    from memhooks.store.reader import closing
+    from memhooks.store.sqlite_file import closing
 
     conn = _open_read(db)
     if conn is not None:
@@ -169,7 +169,7 @@ def _open_read(db: str):
     # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
     import sqlite3
 
-    from memhooks.store.reader import connect_reader, is_current
+    from memhooks.store.sqlite_file import connect_reader, is_current
 
     if not os.path.lexists(db):
         return None  # no store yet (a directory or other non-file there is damage: healed below)

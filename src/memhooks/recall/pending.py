@@ -27,7 +27,7 @@ def _events(db: str, tools: tuple) -> list:
     # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks._jsonlite import loads
     from memhooks.store.pending import newest_tool_events, open_journal
-    from memhooks.store.reader import closing
+    from memhooks.store.sqlite_file import closing
     from memhooks.tools import classify, parse_tool_name
 
     conn = open_journal(db, BUDGET_S)
@@ -184,7 +184,7 @@ def has_pending(db: str) -> bool:
     """Whether the journal holds events that could add an answer (read-only)."""
     # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
     from memhooks.store.pending import has_pending_answers, open_journal
-    from memhooks.store.reader import closing
+    from memhooks.store.sqlite_file import closing
 
     conn = open_journal(db, BUDGET_S)
     if conn is None:

@@ -34,7 +34,7 @@ from memhooks.recall.served import off as _off
 from memhooks.recall.served import q as _q
 from memhooks.recall.served import s as _s
 from memhooks.store import provenance, queries
-from memhooks.store.migrations import SCHEMA_VERSION
+from memhooks.store.sqlite_file import SCHEMA_VERSION
 
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered

@@ -30,7 +30,7 @@ from memhooks.store import health
 from memhooks.store.connect import connect
 from memhooks.store.journal import SPOOL_DIR, spool_dir
 from memhooks.store.queries import integrity, journal_counts
-from memhooks.store.reader import connect_reader
+from memhooks.store.sqlite_file import connect_reader
 from memhooks.store.vacuum import store_files
 from memhooks.team.settings import configured
 from memhooks.team.status import doctor_check

@@ -17,9 +17,8 @@ replaced (see memhooks.store.health): the projections are rebuilt from the journ
 import os
 import sqlite3
 
-from memhooks.store.reader import closing as closing  # the store's users close with it
-from memhooks.store.reader import connect_reader as connect_reader  # the hot paths' read
-from memhooks.store.reader import is_current as is_current
+from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
+from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import (
     ensure_journal_schema,
     ensure_wal,
@@ -28,6 +27,7 @@ from memhooks.store.sqlite_file import (
     open_file,
     prepare_file,
 )
+from memhooks.store.sqlite_file import is_current as is_current
 from memhooks.store.sqlite_file import transaction as transaction  # and write with it
 
 

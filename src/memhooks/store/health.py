@@ -57,7 +57,7 @@ def quick_check(path: str) -> str | None:
     except OSError:
         return None
     try:
-        from memhooks.store.reader import connect_reader
+        from memhooks.store.sqlite_file import connect_reader
 
         conn = connect_reader(path, timeout=5)
     except sqlite3.Error as exc:
@@ -327,8 +327,7 @@ def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
     import sqlite3
 
     from memhooks.config import journal_path
-    from memhooks.store.reader import connect_reader
-    from memhooks.store.sqlite_file import ensure_journal_schema, open_file
+    from memhooks.store.sqlite_file import connect_reader, ensure_journal_schema, open_file
 
     try:
         src = connect_reader(moved, timeout=5)

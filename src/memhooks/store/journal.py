@@ -329,7 +329,7 @@ def _checkpoint(conn) -> None:
     """TRUNCATE holds the write lock while it waits for readers: wait 200 ms at most (a hook
     appending meanwhile waits no longer); a busy checkpoint is tried again at the next step."""
     # lazy: only a spool drain checkpoints
-    from memhooks.store.reader import BUSY_TIMEOUT_MS
+    from memhooks.store.sqlite_file import BUSY_TIMEOUT_MS
 
     try:
         conn.execute("PRAGMA busy_timeout = 200")

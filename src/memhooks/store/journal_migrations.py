@@ -93,4 +93,4 @@ def j003_compaction(conn, schema):
     conn.execute(f"CREATE INDEX IF NOT EXISTS {schema}.pack_tally_pack ON pack_tally(pack)")
 
 
-JOURNAL_SCHEMA_VERSION = len(JOURNAL_MIGRATIONS)
+JOURNAL_SCHEMA_VERSION = len(JOURNAL_MIGRATIONS)  # = memhooks.store.sqlite_file.JOURNAL_SCHEMA_VERSION (tested)

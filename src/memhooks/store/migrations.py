@@ -6,10 +6,13 @@ a cold module). Tables and plain indexes are written with sqlite-utils' table AP
 what it does not express (CHECK and UNIQUE constraints, ON DELETE actions, partial
 indexes, the FTS5 external-content table and its triggers) is SQL through `db.execute`.
 
-This module imports nothing but the standard library: the hot paths read
-`SCHEMA_VERSION` from it to tell whether a store is up to date, and never migrate.
+This module imports nothing but the standard library. The hot paths tell whether a store
+is up to date by `memhooks.store.sqlite_file.SCHEMA_VERSION` (checked here to be the number of
+migrations) and never migrate.
 Never edit the effect of, rename or reorder a function here; add a new one at the end.
 """
+
+from memhooks.store import sqlite_file as _sqlite_file
 
 MIGRATIONS: list = []  # of functions (sqlite_utils.Database) -> None; no typing import on hot paths
 migration = MIGRATIONS.append
@@ -405,3 +408,6 @@ def m013_compact_captures(db):
 
 
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
+if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
+    raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "
+                      f"but there are {SCHEMA_VERSION} migrations: make them agree")

@@ -11,7 +11,7 @@ def open_journal(db: str, budget_s: float):
     has passed; None when there is no journal or it cannot be opened."""
     # lazy: hot path (-I -S): only when the journal is opened
     from memhooks.config import journal_path
-    from memhooks.store.reader import connect_reader
+    from memhooks.store.sqlite_file import connect_reader
 
     path = journal_path(db)
     if not os.path.isfile(path):

@@ -1,14 +1,66 @@
-"""Opening one SQLite file (standard library only; used on hot paths): a private file in a
-private folder, WAL, the busy timeout; the journal's schema; `transaction`.
-memhooks.store.connect (the store as a whole) and memhooks.store.health (healing) build on it."""
+"""Opening one SQLite file (standard library only; used on hot paths): read-only and alone
+(`connect_reader`), or a private file in a private folder, WAL, the busy timeout; the
+journal's schema; `transaction`. memhooks.store.connect (the store as a whole) and
+memhooks.store.health (healing) build on it.
+
+The lookups (lc-cache-lookup*) and the SessionStart fast path only read: they open the
+projections with `connect_reader`, which writes nothing (so no WAL checkpoint or file
+removal when it closes), and check `is_current` before trusting what they read. The
+read-only open lives here, beside the read-write one, so the hooks that do both (capture,
+SessionStart) load one module for them.
+"""
 
 import os
 import sqlite3
 import time
 
-from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS, JOURNAL_SCHEMA_VERSION
-from memhooks.store.reader import BUSY_TIMEOUT_MS, add_functions
-from memhooks.store.reader import closing as closing  # the store's users close with it
+from memhooks.store.bodies import add_functions
+
+BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
+# PRAGMA user_version of an up-to-date store: len(memhooks.store.migrations.MIGRATIONS), which
+# refuses to load when the two differ. A constant here, so a reader that checks the schema
+# does not load the migration list (~18 KB of bytecode) on every lookup.
+SCHEMA_VERSION = 13
+# The same for the journal: len(memhooks.store.journal_migrations.JOURNAL_MIGRATIONS) (a test
+# holds them equal), so the capture hook loads those only for a journal that lacks some.
+JOURNAL_SCHEMA_VERSION = 3
+
+
+def connect_reader(path: str, timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
+    """One SQLite file opened read-only: the one read-only open of memhooks (the store, the
+    journal, a file moved aside). Raises sqlite3.Error when it cannot be read so (callers
+    of the store fall back to memhooks.store.connect.connect, which heals)."""
+    conn = sqlite3.connect(f"{file_uri(path)}?mode=ro", uri=True, timeout=timeout,
+                           isolation_level=None)
+    add_functions(conn)
+    return conn
+
+
+def file_uri(path: str) -> str:
+    """`file:` URI of a path, absolute, with the characters SQLite's URI parser reads
+    (`%`, `?`, `#`) escaped, so a folder named `a#b` or `50%` opens the file it names."""
+    quoted = os.path.abspath(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file://{quoted}"
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the projections have every migration (one pragma read). A hot path treats a
+    store that is not current as having nothing; the ingester migrates it."""
+    return conn.execute("PRAGMA main.user_version").fetchone()[0] >= SCHEMA_VERSION
+
+
+class closing:
+    """`with closing(connect(db)) as conn:` closes the connection on the way out, whatever
+    happens (contextlib.closing, without importing contextlib on the hot paths)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.conn.close()
 
 
 def _tighten(path: str, mode: int) -> None:
@@ -112,10 +164,10 @@ def prepare_file(path: str) -> None:
 def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
     fresh = is_empty(path)
+    # The timeout is SQLite's busy timeout (sqlite3_busy_timeout): no `PRAGMA busy_timeout`.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     add_functions(conn)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if fresh:
             fresh_file(conn, "main", journal=os.path.basename(path).endswith("journal.db"))
         ensure_wal(conn)
@@ -153,6 +205,9 @@ def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> 
     `schema` (`main` when opened alone) lacks; an up-to-date journal costs one pragma."""
     if conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0] >= JOURNAL_SCHEMA_VERSION:
         return
+    # lazy: the migration functions only for a journal that is new or behind
+    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
+
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0]

@@ -105,7 +105,7 @@ def checkpoint(conn, wait_ms: int = CHECKPOINT_WAIT_MS) -> None:
     while it waits for readers to leave old snapshots, so it waits `wait_ms` at most (a hook
     appending meanwhile waits no longer); a reader still in a snapshot makes it a no-op."""
     # lazy: the store's open and swap helpers load only for a vacuum
-    from memhooks.store.reader import BUSY_TIMEOUT_MS
+    from memhooks.store.sqlite_file import BUSY_TIMEOUT_MS
 
     conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
     try:

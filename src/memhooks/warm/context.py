@@ -1,5 +1,6 @@
-"""What SessionStart tells the agent: the context text, the hook's JSON, and whether the
-Context7 API is backing off (standard library only; the fast path and the warm share it)."""
+"""What SessionStart tells the agent: the context text, the hook's JSON, whether the
+Context7 API is backing off, and the lockfile fingerprint that tells whether it may answer
+from tier1 (standard library only; the fast path and the warm share it)."""
 
 import os
 import sys
@@ -174,3 +175,22 @@ def blocked_by(backoff: tuple[str, float] | None, *, retry_unreachable: bool = F
         return False
     # a warm a person asked for retries any fault but a 429 (Retry-After is the API's word)
     return not (retry_unreachable and backoff[0] != "429")
+
+
+def fingerprint(root: str, files: list[str], dirs: list[str]) -> str:
+    """The lockfile fingerprint, stat only, no reads: (path, mtime_ns, size) of every manifest
+    read and (path, mtime_ns) of every folder visited. A folder's mtime changes when an entry
+    is added or removed, so a new manifest changes the fingerprint too. The fingerprint is the
+    listing itself (a few KB), compared exactly: no hash import on the fast path, and no
+    collisions. It lives here, in a module the fast path loads anyway (the warm saves it)."""
+    rootp = os.fspath(root)
+    parts = []
+    for tag, names in (("f", files), ("d", dirs)):
+        for rel in sorted(set(names)):
+            try:
+                st = os.stat(os.path.join(rootp, rel))
+                stamp = f"{st.st_mtime_ns}:{st.st_size}" if tag == "f" else str(st.st_mtime_ns)
+            except OSError:
+                stamp = "-"
+            parts.append(f"{tag}:{rel}:{stamp}")
+    return "\n".join(parts)

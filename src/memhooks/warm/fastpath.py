@@ -14,6 +14,7 @@ from memhooks.warm.context import (
     backoff_of,
     blocked_by,
     build_context,
+    fingerprint,
     hook_json,
     note_of,
     status_note,
@@ -47,7 +48,6 @@ def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
     # lazy: queries and fingerprinting once a store is open; config only when tier1 is short
     from memhooks.store.queries import api_retry_row, document_count, warm_state
-    from memhooks.warm.fingerprint import fingerprint
 
     row = warm_state(conn, project)
     if row is None:
@@ -76,7 +76,7 @@ def fast_output(db: str, project: str) -> str | None:
     # lazy: sqlite3 and the reader only when there is a project and a store file
     import sqlite3
 
-    from memhooks.store.reader import closing, connect_reader, is_current
+    from memhooks.store.sqlite_file import closing, connect_reader, is_current
 
     try:
         # Only reads: no journal attached, nothing to checkpoint. A hot path never migrates.

@@ -27,8 +27,15 @@ from memhooks.store.projections import upsert_tier1 as _upsert_tier1
 from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
 from memhooks.warm import settings
 from memhooks.warm.agree import agrees
-from memhooks.warm.context import PARTIAL, RETRY_KEY, api_backoff, api_blocked, build_context, status_note
-from memhooks.warm.fingerprint import fingerprint
+from memhooks.warm.context import (
+    PARTIAL,
+    RETRY_KEY,
+    api_backoff,
+    api_blocked,
+    build_context,
+    fingerprint,
+    status_note,
+)
 from memhooks.warm.rank import candidates as rank_candidates
 from memhooks.warm.scan import scan_project
 
