@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import journal_file
 from memhooks.store import connect as store_mod
+from memhooks.store.bodies import document_body
 from memhooks.store.connect import connect
 from memhooks.store.forget import Criteria, choose, forget
 from memhooks.store.projections import add_capture, drop_unused_contexts, upsert_document
@@ -39,8 +40,8 @@ def _old_store(db: Path) -> list[tuple]:
             conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
         conn.execute(f"PRAGMA user_version = {len(before)}")
         for d in range(1, 5):
-            conn.execute("INSERT INTO documents (id, project, source, source_tool, content, content_hash)"
-                         " VALUES (?, '/p', 's', 'context7', ?, ?)", (d, f"text {d}", f"h{d}"))
+            conn.execute("INSERT INTO documents (id, project, source, source_tool, body, content_hash)"
+                         " VALUES (?, '/p', 's', 'context7', ?, ?)", (d, document_body(f"text {d}"), f"h{d}"))
         for e in range(1, 41):
             # three sessions of two projects, two tools; lc-cache-write rows have no session
             session = None if e % 7 == 0 else SESSIONS[e % 3]
