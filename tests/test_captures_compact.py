@@ -5,19 +5,17 @@ the same rows visible; the write helper reuses contexts; forget leaves no contex
 from __future__ import annotations
 
 import sqlite3
-import time
 import uuid
 from contextlib import closing
 from pathlib import Path
 
-from conftest import journal_file
 from memhooks.store import connect as store_mod
-from memhooks.store.bodies import document_body
+from memhooks.store.bodies import add_functions, document_body
 from memhooks.store.connect import connect
 from memhooks.store.forget import Criteria, choose, forget
 from memhooks.store.projections import add_capture, drop_unused_contexts, upsert_document
-from memhooks.store.sqlite_file import ensure_journal_schema, transaction
-from test_migrations import _before_module
+from memhooks.store.sqlite_file import transaction
+from test_migrations import _build_with_previous_sql
 
 VIEW = ("SELECT event_id, document_id, project, session_id, tool_name, captured_at FROM captures"
         " ORDER BY event_id, document_id")
@@ -27,18 +25,11 @@ SESSIONS = [str(uuid.UUID(int=i + 1)) for i in range(3)]
 def _old_store(db: Path) -> list[tuple]:
     """A store as the migrations before m013 made it (plain SQL, the runner they had), with
     documents and `captures` rows written as the old writer wrote them; the rows."""
-    before = [fn for fn in _before_module().MIGRATIONS if fn.__name__ < "m013"]
-    db.parent.mkdir(parents=True, exist_ok=True)
+    _build_with_previous_sql(db, below="m013")
     rows = []
     with closing(sqlite3.connect(str(db), isolation_level=None)) as conn:
-        conn.execute("ATTACH DATABASE ? AS journal", (str(journal_file(db)),))
-        ensure_journal_schema(conn, "journal")
+        add_functions(conn)  # the FTS triggers of m012 read the text through document_text()
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("CREATE TABLE _memhooks_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-        for fn in before:
-            fn(conn)
-            conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
-        conn.execute(f"PRAGMA user_version = {len(before)}")
         for d in range(1, 5):
             conn.execute("INSERT INTO documents (id, project, source, source_tool, body, content_hash)"
                          " VALUES (?, '/p', 's', 'context7', ?, ?)", (d, document_body(f"text {d}"), f"h{d}"))

@@ -4,22 +4,21 @@ lookups see the same text; a body that does not decompress reads as empty text."
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 import time
 from contextlib import closing
 from pathlib import Path
 
-from conftest import BIN, db_rows, journal_file, run
+from conftest import BIN, db_rows, run
 from memhooks.names import library_key, topic_key
 from memhooks.recall.search import search_documents
 from memhooks.store import connect as store_mod
 from memhooks.store.bodies import document_body, document_text
 from memhooks.store.migrations import SCHEMA_VERSION
 from memhooks.store.projections import upsert_document, upsert_tier2
-from memhooks.store.sqlite_file import ensure_journal_schema, transaction
+from memhooks.store.sqlite_file import transaction
+from test_migrations import _build_with_previous_sql
 
-BEFORE = Path(__file__).resolve().parent / "fixtures" / "schema_migrations_before.py"
 LONG = "\n".join(f"## Step {i}\nCall `useEffect(setup, deps)` to synchronise with system {i}."
                  for i in range(200))
 SHORT = "Pydantic's field_validator runs after the field's own validation. café ünïcode ✓"
@@ -28,20 +27,9 @@ SHORT = "Pydantic's field_validator runs after the field's own validation. café
 def _store_before_m012(db: Path) -> None:
     """A store as m001..m011 made it (plain SQL of the time), with two documents, a capture
     and a tier2 entry pointing at them."""
-    spec = importlib.util.spec_from_file_location("schema_migrations_before", BEFORE)
-    before = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(before)
-    old = [fn for fn in before.MIGRATIONS if fn.__name__ < "m012"]
-    db.parent.mkdir(parents=True, exist_ok=True)
+    _build_with_previous_sql(db, below="m012")
     with closing(sqlite3.connect(str(db), isolation_level=None)) as conn:
-        conn.execute("ATTACH DATABASE ? AS journal", (str(journal_file(db)),))
-        ensure_journal_schema(conn, "journal")
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("CREATE TABLE _memhooks_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-        for fn in old:
-            fn(conn)
-            conn.execute("INSERT INTO _memhooks_migrations VALUES (?, ?)", (fn.__name__, time.time()))
-        conn.execute(f"PRAGMA user_version = {len(old)}")
         for i, (text, lib) in enumerate(((LONG, "/facebook/react"), (SHORT, "/pydantic/pydantic")), 1):
             conn.execute(
                 "INSERT INTO documents (id, project, source, source_tool, title, content, content_hash,"

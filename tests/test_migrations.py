@@ -30,10 +30,11 @@ def _before_module():
     return module
 
 
-def _build_with_previous_sql(db: Path) -> None:
+def _build_with_previous_sql(db: Path, below: str | None = None) -> None:
     """A store made by the migrations as they were written before (plain SQL on sqlite3),
-    with the runner they had: names recorded, user_version set."""
-    before = _before_module()
+    with the runner they had: names recorded, user_version set. `below`: only the ones whose
+    names sort before it (a store from before that migration)."""
+    migrations = [fn for fn in _before_module().MIGRATIONS if below is None or fn.__name__ < below]
     db.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(db), isolation_level=None)
     try:
@@ -42,11 +43,11 @@ def _build_with_previous_sql(db: Path) -> None:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("CREATE TABLE IF NOT EXISTS _memhooks_migrations ("
                      "name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-        for fn in before.MIGRATIONS:
+        for fn in migrations:
             fn(conn)
             conn.execute("INSERT INTO _memhooks_migrations (name, applied_at) VALUES (?, ?)",
                          (fn.__name__, time.time()))
-        conn.execute(f"PRAGMA user_version = {len(before.MIGRATIONS)}")
+        conn.execute(f"PRAGMA user_version = {len(migrations)}")
         conn.execute("COMMIT")
     finally:
         conn.close()
