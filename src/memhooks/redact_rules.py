@@ -1,8 +1,7 @@
 """Secret redaction, part 2: the rule table (family, trigger group, triggers, pattern,
-replacement). Patterns are strings here; memhooks.redact, which holds the coarse trigger
-groups and a copy of every rule's (group, triggers) that a test keeps equal to this table,
-loads this module only for a payload that holds some rule's triggers, and compiles a rule
-only then. Standard library only (the capture hook imports it)."""
+replacement) and the coarse trigger groups checked once per payload. Patterns are strings
+here; memhooks.redact compiles a rule only when its triggers are present. Standard library
+only (the capture hook imports it)."""
 
 from memhooks.redact_values import (
     MARK,
@@ -67,8 +66,7 @@ _NETRC = (
 
 # ------------------------------------------------------------------ the rules
 # (family, trigger group, fine triggers (lower-case; any present), pattern, replacement)
-# Trigger groups are cheap coarse checks made once per payload (memhooks.redact._GROUP_NEEDLES);
-# a rule's (group, triggers) are copied to memhooks.redact._TRIGGERS, in this order.
+# Trigger groups are cheap coarse checks made once per payload; see _active_groups.
 
 _HEX = "0-9a-fA-F"
 _B64URL = "A-Za-z0-9_-"
@@ -191,4 +189,19 @@ RULES = (
     ("telegram-bot", "sep", (":aa",), r":AA(?<=[0-9]:AA)[A-Za-z0-9_-]{30,}+", ":" + MARK),
     ("azure-ad-client-secret", "~", ("q~",),
      r"Q~(?<=[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}+", "Q~" + MARK),
+)
+
+# Coarse groups: one cheap check each, made on the lower-cased payload, or on its map where
+# letters and digits are all "a" and separators ("_", "-", ".", ":") are all "_". Long needles
+# are cheap to look for; a clean payload costs a dozen searches and no `re`.
+_GROUP_NEEDLES = {
+    "pem": (b"private key",), "jwt": (b".eyj",), "://": (b"://",), "auth": (b"authorization",),
+    "bearer": (b"bearer",), "basic": (b"basic ",), "curl": (b"curl",),
+    "assign": (b"key", b"pass", b"secret", b"token", b"auth", b"cred", b"sig", b"dsn"),
+    "~": (b"~",), "netrc": (b"login",),
+}
+_MAP_NEEDLES = {"sep": (b"_aaaaaaaaaaaa",), "run": (b"aaaaaaaaaaaaaaaaaaaa",)}
+_MAP = bytes(
+    ord("a") if (48 <= i <= 57 or 97 <= i <= 122 or 65 <= i <= 90) else ord("_") if i in b"_-.:" else 32
+    for i in range(256)
 )
