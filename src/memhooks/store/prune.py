@@ -115,6 +115,8 @@ def _delete_documents(conn, rows) -> None:
             hashes = [r[1] for r in rows[i:i + 200]]
             conn.execute(f"DELETE FROM documents WHERE id IN ({marks})", part)  # captures too
             compact.drop_bodies(conn, hashes)
+    if ids:
+        with transaction(conn):  # once: each call reads every capture row
             drop_unused_contexts(conn)  # the (project, session, tool) rows no capture uses
 
 
