@@ -48,6 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from memhooks.recall import serve
+from memhooks.store.bodies import add_functions
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import upsert_document, upsert_tier2
 
@@ -168,6 +169,7 @@ def decision_times(path: str, docs: int) -> dict:
     import sqlite3
 
     conn = sqlite3.connect(path, isolation_level=None)
+    add_functions(conn)  # document_text/document_head, as every memhooks connection
     hits, misses = calls(docs)
     out = {}
     for label, batch in (("hit", hits), ("miss", misses)):
@@ -211,6 +213,7 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     import sqlite3
 
     conn = sqlite3.connect(path)
+    add_functions(conn)  # document_text/document_head, as every memhooks connection
 
     def pick(pool, served: bool, hot: bool):
         return next(c for c in pool if c[0].endswith("query-docs") and (c[1]["libraryId"] == HOT) == hot
@@ -275,6 +278,7 @@ def large_case(rounds: int, rebuild: bool) -> dict:
     hook = [py, "-I", "-S", ENTRY, "pre-tool-use"]
     env = dict(os.environ, MEMHOOKS_DB=path)
     conn = sqlite3.connect(path, isolation_level=None)
+    add_functions(conn)  # document_text/document_head, as every memhooks connection
     floor: list[float] = []
     for kind, queries_ in kinds.items():
         decide_ms, hook_ms, served, hook_served, codes = [], [], 0, 0, set()

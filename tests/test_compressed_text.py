@@ -13,7 +13,8 @@ from conftest import BIN, db_rows, run
 from memhooks.names import library_key, topic_key
 from memhooks.recall.search import search_documents
 from memhooks.store import connect as store_mod
-from memhooks.store.bodies import document_body, document_text
+from memhooks.store.bodies import document_body, document_head, document_text
+from memhooks.store.doc_slices import document_head_bytes
 from memhooks.store.migrations import SCHEMA_VERSION
 from memhooks.store.projections import upsert_document, upsert_tier2
 from memhooks.store.sqlite_file import transaction
@@ -97,3 +98,17 @@ def test_a_body_that_does_not_decompress_reads_as_empty_text(store):
         conn.execute("UPDATE documents SET body = x'00010203'")
     assert db_rows(store, "SELECT document_text(body) FROM documents") == [("",)]
     assert document_text(None) is None and document_text(b"not zlib") == ""
+
+
+def test_a_bounded_read_decompresses_only_the_head(store):
+    big = "".join(f"line {i} of a large page\n" for i in range(200_000))  # ~5 MB
+    with closing(store_mod.connect(str(store))) as conn:
+        with transaction(conn):
+            doc_id, _ = upsert_document(conn, project="", source="web:https://docs.example.org/big",
+                                        source_tool="web", content=big, title="big", provenance="capture",
+                                        max_bytes=16 * 1024 * 1024)
+        head = document_head_bytes(conn, doc_id, 1000)
+        assert head == big.encode()[:1000]
+        assert document_head_bytes(conn, doc_id, 0) == b"" and document_head_bytes(conn, doc_id + 1, 10) is None
+    assert document_head(document_body("naïve"), 3) == "naïve".encode()[:3]  # a cut may split a character
+    assert document_head(b"not zlib", 10) == b"" and document_head(None, 10) == b""

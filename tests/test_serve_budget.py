@@ -23,6 +23,7 @@ from memhooks.recall import coverage as cv
 from memhooks.recall import docwindows, serve
 from memhooks.recall.budget import Deadline, OverBudget, within
 from memhooks.recall.render import FENCE_BEGIN
+from memhooks.store.bodies import add_functions
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import upsert_document, upsert_tier2
 
@@ -200,6 +201,7 @@ def test_the_hook_on_four_16_mib_documents_answers_or_lets_the_call_run(big_stor
 def test_a_budget_of_a_millisecond_falls_through_instead_of_answering_late(big_store, tmp_path, monkeypatch):
     query = "retry failed requests with jitter"
     with closing(sqlite3.connect(str(big_store), isolation_level=None)) as conn:
+        add_functions(conn)  # a document's text and head, as every connection of memhooks has
         assert ask(conn, bigdocs.LIBRARY, query, roomy()) is not None  # answered, given the time
         assert ask(conn, bigdocs.LIBRARY, query, time.monotonic() + 0.001) is None
         monkeypatch.setenv("MEMHOOKS_SERVE_BUDGET_MS", "1")

@@ -15,6 +15,7 @@ def add_functions(conn: sqlite3.Connection) -> None:
     """The SQL functions every connection to a store has: `document_text(body)`, the text of
     a document (which the FTS index and the readers see through the view document_texts)."""
     conn.create_function("document_text", 1, document_text, deterministic=True)
+    conn.create_function("document_head", 2, document_head, deterministic=True)
 
 
 def document_body(text: str) -> bytes:
@@ -39,3 +40,18 @@ def document_text(body) -> str | None:
     except (zlib.error, TypeError, ValueError, MemoryError):
         return ""
 
+
+def document_head(body, limit) -> bytes:
+    """The first `limit` bytes of a document's UTF-8 text, decompressing only that much (the
+    serve decision's bounded read of a large document). A cut may split a character."""
+    if body is None or not isinstance(limit, int) or limit <= 0:
+        return b""
+    if isinstance(body, str):
+        return body.encode("utf-8")[:limit]
+    # lazy: zlib only when a text is stored or read, not for a lookup of tier1
+    import zlib
+
+    try:
+        return zlib.decompressobj().decompress(body, limit)
+    except (zlib.error, TypeError, ValueError, MemoryError):
+        return b""

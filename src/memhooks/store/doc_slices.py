@@ -1,8 +1,8 @@
 """Bounded reads of captured text for the serve decision (standard library only; the
 PreToolUse hook imports it).
 
-The serve decision reads at most a fixed number of bytes of a document (`substr` on its
-UTF-8 blob, so the bound is in bytes and SQLite does the cutting), and asks the FTS
+The serve decision reads at most a fixed number of bytes of a document (`document_head`,
+which decompresses no more of the stored text than that), and asks the FTS
 index, not the text, which documents hold a word. Every value is bound as a parameter.
 """
 
@@ -14,8 +14,8 @@ __all__ = ["PREFIX_MIN_CHARS", "document_head_bytes", "document_sizes", "documen
 def document_head_bytes(conn, doc_id: int, limit: int) -> bytes | None:
     """The first `limit` bytes of a document's text, UTF-8; None when there is no such
     document. A cut may split a character: decode with errors="ignore"."""
-    row = conn.execute("SELECT substr(CAST(coalesce(document_text(body), '') AS BLOB), 1, ?) FROM documents"
-                       " WHERE id = ?", (int(limit), doc_id)).fetchone()
+    row = conn.execute("SELECT document_head(body, ?) FROM documents WHERE id = ?",
+                       (int(limit), doc_id)).fetchone()
     return None if row is None else bytes(row[0] or b"")
 
 
