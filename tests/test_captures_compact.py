@@ -31,8 +31,8 @@ def _old_store(db: Path) -> list[tuple]:
         add_functions(conn)  # the FTS triggers of m012 read the text through document_text()
         conn.execute("BEGIN IMMEDIATE")
         for d in range(1, 5):
-            conn.execute("INSERT INTO documents (id, project, source, source_tool, body, content_hash)"
-                         " VALUES (?, '/p', 's', 'context7', ?, ?)", (d, document_body(f"text {d}"), f"h{d}"))
+            conn.execute("INSERT INTO documents (id, project, source, source_tool, body, content_hash,"
+                         " unused_content) VALUES (?, '/p', 's', 'context7', ?, ?, '')", (d, document_body(f"text {d}"), f"h{d}"))
         for e in range(1, 41):
             # three sessions of two projects, two tools; lc-cache-write rows have no session
             session = None if e % 7 == 0 else SESSIONS[e % 3]

@@ -54,6 +54,8 @@ def test_a_store_from_before_keeps_every_text_id_and_search_hit(store):
         assert rows[0][2] < len(LONG.encode()) / 3  # the long text is kept compressed
         columns = [r[1] for r in conn.execute("PRAGMA table_info(documents)")]
         assert "content" not in columns and "body" in columns
+        # the old column is kept empty (SQLite before 3.35 cannot drop it), under a new name
+        assert conn.execute("SELECT DISTINCT unused_content FROM documents").fetchall() == [("",)]
         # The index was rebuilt from the text, and the triggers keep it in step.
         assert [r[0] for r in conn.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'synchronise'")] == [10]
         assert [r[0] for r in conn.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'cafe'")] == [20]

@@ -329,7 +329,7 @@ def m011_fallback_log(db):
 @migration
 def m012_compressed_text(db):
     """A document's text is kept compressed: `body` (zlib of its UTF-8 bytes, written by
-    memhooks.store.bodies.document_body) replaces `content`, which was most of a store's
+    memhooks.store.bodies.document_body) replaces `content` (left empty as `unused_content`), which was most of a store's
     size. The FTS5 index reads the text through the view `document_texts`, whose
     `document_text(body)` every connection of memhooks defines (memhooks.store.bodies.
     add_functions); the triggers keep the index in step as before. The table keeps its rowids,
@@ -345,8 +345,11 @@ def m012_compressed_text(db):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     db.execute("DROP TABLE IF EXISTS documents_fts")
     db.execute("ALTER TABLE documents ADD COLUMN body BLOB")
-    db.execute("UPDATE documents SET body = memhooks_document_body(content)")
-    db.execute("ALTER TABLE documents DROP COLUMN content")
+    db.execute("UPDATE documents SET body = memhooks_document_body(content), content = ''")
+    # Renamed, not dropped: DROP COLUMN needs SQLite 3.35, which Pythons built on Debian 11,
+    # Ubuntu 20.04 or RHEL 8/9 lack. The old column stays, always '', under a name that makes
+    # a reader that still asks for `content` fail loudly.
+    db.execute("ALTER TABLE documents RENAME COLUMN content TO unused_content")
     db.execute("CREATE VIEW document_texts AS SELECT id, title, document_text(body) AS content FROM documents")
     db.execute("""CREATE VIRTUAL TABLE documents_fts USING fts5(
         title, content, content='document_texts', content_rowid='id',

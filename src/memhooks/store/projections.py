@@ -53,8 +53,8 @@ def upsert_document(conn, *, project: str, source: str, source_tool: str, conten
     cur = conn.execute(
         "INSERT INTO documents (project, source, source_tool, title, body, content_hash, type,"
         " metadata, memory_session_id, access_count, created_at, created_at_epoch, url,"
-        " library_id, topic, version, bytes, tool, truncated, provenance)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " library_id, topic, version, bytes, tool, truncated, provenance, unused_content)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
         (
             row["project"], row["source"], row["source_tool"], row["title"], document_body(row["content"]),
             digest, row["type"], row["metadata"], row["session_id"], iso(at), int(at),
