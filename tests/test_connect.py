@@ -1,4 +1,4 @@
-"""The one read-only open (store.reader.connect_reader) and the one read-write open
+"""The one read-only open (store.sqlite_file.connect_reader) and the one read-write open
 (store.connect.connect) find the same file under any folder name."""
 
 from __future__ import annotations
