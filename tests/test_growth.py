@@ -167,14 +167,63 @@ def test_small_packs_merge_into_full_ones(store, monkeypatch):
         pack_all(store)
     assert db_rows(store, "SELECT count(*) FROM event_packs") == [(6,)]
     before = snapshot(store)
-    monkeypatch.setattr(packs, "PACK_EVENTS", 100)
+    monkeypatch.setattr(packs, "PACK_EVENTS", 250)  # a step of 50: every pack is small
     with closing(connect(str(store))) as conn:
-        assert packs.merge_packs(conn) == 6  # two runs of three packs
-        assert queries.tool_use_ids(conn, "m4") == {f"toolu_{160 + i:06d}" for i in range(40)}
+        assert packs.merge_packs(conn) == 6  # one run of the six packs
+        # a packed event keeps a digest of its tool_use id, which the transcript import compares
+        assert queries.tool_use_ids(conn, "m4") == {packs.tool_use_digest(f"toolu_{160 + i:06d}")
+                                                     for i in range(40)}
         assert {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)} == {"done": 240}
-    assert db_rows(store, "SELECT events FROM event_packs ORDER BY first_id") == [(119,), (120,)]
+    assert db_rows(store, "SELECT events FROM event_packs ORDER BY first_id") == [(239,)]
     reindex(store)
     assert snapshot(store) == before
+
+
+def test_open_packs_grow_in_steps_within_the_bytes_bound(store, monkeypatch):
+    """Small packs are merged into the open pack once they hold a fifth of PACK_EVENTS, so
+    it grows in steps and never past PACK_EVENTS; a run stops at MERGE_BYTES of compressed
+    data; reindex rebuilds the same from the merged packs."""
+    from memhooks.store import packs
+    from memhooks.store.connect import connect
+
+    monkeypatch.setattr(packs, "PACK_EVENTS", 50)  # a step of 10 events
+    ingest(store)
+    seen = []
+    for k in range(16):
+        journal(store, [query_docs(k * 5 + i, prose(i, 2000), session=f"g{k}") for i in range(5)])
+        ingest(store)
+        pack_all(store)
+        with closing(connect(str(store))) as conn:
+            packs.merge_packs(conn)
+        seen.append([n for (n,) in db_rows(store, "SELECT events FROM event_packs ORDER BY first_id")])
+    assert all(n <= 50 for sizes in seen for n in sizes)
+    # the open pack takes the small ones once they hold 10 events, until no more fit
+    assert [sizes[0] for sizes in seen] == [4, 4, 14, 14, 24, 24, 34, 34, 44, 44] + [49] * 6
+    assert seen[-1] == [49, 30] and sum(seen[-1]) == 79
+    assert all(len(sizes) <= 3 for sizes in seen)  # small packs never pile up
+    before = snapshot(store)
+    # with a bytes bound below two packs, nothing is merged
+    journal(store, [query_docs(900 + i, prose(i, 2000), session="late") for i in range(5)])
+    ingest(store)
+    pack_all(store)
+    smallest = db_rows(store, "SELECT min(length(data)) FROM event_packs")[0][0]
+    monkeypatch.setattr(packs, "MERGE_BYTES", smallest)
+    n = db_rows(store, "SELECT count(*) FROM event_packs")[0][0]
+    with closing(connect(str(store))) as conn:
+        assert packs.merge_packs(conn) == 0
+    assert db_rows(store, "SELECT count(*) FROM event_packs")[0][0] == n
+    reindex(store)
+    after = snapshot(store)
+    assert after["docs"] >= before["docs"] and after["tier2"] >= before["tier2"]
+
+
+def test_a_repacked_event_keeps_its_digest():
+    from memhooks.store.packs import tool_use_digest
+
+    digest = tool_use_digest("toolu_01ZsxnTSWsbCBpWUedoB6SJ9")
+    assert digest.startswith("#") and len(digest) == 9
+    assert tool_use_digest(digest) == digest
+    assert tool_use_digest("toolu_01ZsxnTSWsbCBpWUedoB6SJ8") != digest
 
 
 def test_a_heal_projects_packed_events_again(store):
@@ -228,7 +277,7 @@ def test_packs_and_bodies_of_a_damaged_journal_are_salvaged(store):
 
 
 def test_packed_events_count_in_stats_and_the_transcript_import(store):
-    from memhooks.store import queries, stats_queries
+    from memhooks.store import packs, queries, stats_queries
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -239,7 +288,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
         ids = queries.tool_use_ids(conn, "sess-a")
         states = {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)}
         counts = queries.journal_counts(conn, time.time())
-    assert ids == {f"toolu_{i:06d}" for i in range(30)}
+    assert ids == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(30)}
     assert states == {"done": 30} and counts["total"] == 30
 
 

@@ -159,6 +159,29 @@ def test_a_call_captured_live_is_not_imported_again(store):
     assert n == [(1,)]
 
 
+def test_packed_events_are_not_imported_again(store):
+    """Once the journal packs the imported events (their tool_use ids kept as digests), a
+    second import still knows every call."""
+    from contextlib import closing
+
+    from memhooks.store.connect import connect
+    from memhooks.store.packs import pack_settled, tool_use_digest
+
+    assert _json(cli("import-transcripts", "--json", FIXTURES))["events"]["new"] == 10
+    with closing(connect(str(store))) as conn:
+        assert pack_settled(conn, min_events=1) >= 9
+    left = db_rows(store, "SELECT count(*) FROM events")[0][0]
+    assert left <= 1  # the highest row stays
+    calls, _ = _read_all(FIXTURES / "capture.jsonl")
+    with closing(connect(str(store))) as conn:
+        packed = conn.execute("SELECT data FROM event_packs").fetchall()
+    raw = b"".join(__import__("lzma").decompress(d) for (d,) in packed)
+    assert calls[0].tool_use_id.encode() not in raw  # only its digest is kept
+    assert tool_use_digest(calls[0].tool_use_id).encode() in raw
+    again = _json(cli("import-transcripts", "--json", FIXTURES))
+    assert again["events"]["new"] == 0 and again["events"]["already_journaled"] == 10
+
+
 def test_summary_and_progress_for_people(store):
     p = cli("import-transcripts", FIXTURES)
     assert p.returncode == 0, p.stderr.decode()

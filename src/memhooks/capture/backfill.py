@@ -24,6 +24,7 @@ from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path
 from memhooks.ingest.pipeline import ingest_pending, open_reader
 from memhooks.store.connect import transaction
 from memhooks.store.journal import append
+from memhooks.store.packs import tool_use_digest
 from memhooks.store.queries import journal_readable, tool_use_ids
 from memhooks.store.sqlite_file import connect_reader
 
@@ -162,10 +163,11 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
                     if call.denied:
                         continue
                     ids = known.ids(call.session_id)
-                    if call.tool_use_id in ids:
+                    digest = tool_use_digest(call.tool_use_id)
+                    if digest in ids:
                         report.already += 1
                         continue
-                    ids.add(call.tool_use_id)
+                    ids.add(digest)
                     if dry_run:
                         report.journaled += 1
                         continue

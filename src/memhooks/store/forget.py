@@ -154,14 +154,68 @@ def plan(conn, docs: list) -> dict:
             f" AND ({clause})", chunk)}
     # The journal's compacted forms (memhooks.store.compact): the bodies kept once, and
     # the references and packed events that hold a needle or point at such a body.
-    # lazy: lookups import this module for is_forgotten; the packs load only when forgetting
-    from memhooks.store.packs import carriers
-
-    blobs, compacted = carriers(conn, found, {d["content_hash"] for d in docs})
+    blobs, compacted = _carriers(conn, found, {d["content_hash"] for d in docs})
     events |= compacted
     return {"documents": len(docs), "bytes": sum(d["bytes"] or 0 for d in docs),
             "captures": captures, "tier2": tier2, "events": sorted(events), "needles": found,
             "blobs": sorted(blobs)}
+
+
+def _carriers(conn, needles, content_hashes) -> tuple[set, set]:
+    """For `memhooks forget`: (blob ids, event ids) that carry one of `needles` (strings as
+    JSON writes them: a URL, the start of a text) or come from one of `content_hashes`: the
+    blobs whose text holds one or that gave such a document, and every event (a reference
+    payload in `events`, a packed one) that holds a needle or refers to one of those blobs.
+    Reads every blob and pack: a forget is rare and must leave no copy."""
+    # lazy: lookups import this module for is_forgotten; the packs load only when forgetting
+    import json
+    import zlib
+
+    from memhooks.store.compact import blob_refs, decode_ref
+    from memhooks.store.packs import PAYLOAD, RAW, REF, pack_lines
+
+    needles = [n for n in needles if n]
+    hashes = list(content_hashes)
+    blobs: set = set()
+    for i in range(0, len(hashes), 500):
+        part = hashes[i:i + 500]
+        blobs |= {r[0] for r in conn.execute(
+            f"SELECT blob FROM blob_docs WHERE content_hash IN ({','.join('?' * len(part))})", part)}
+    if needles:
+        for blob, data in conn.execute("SELECT id, data FROM blobs"):
+            text = zlib.decompress(data).decode("utf-8", "surrogatepass")
+            forms = (json.dumps(text, ensure_ascii=False), json.dumps(text))
+            if any(n in f for n in needles for f in forms):
+                blobs.add(blob)
+    shas = set()
+    for blob in blobs:
+        row = conn.execute("SELECT sha256 FROM blobs WHERE id = ?", (blob,)).fetchone()
+        if row:
+            shas.add(row[0])
+
+    def carries(kind: int, payload) -> bool:
+        if kind == RAW:
+            return isinstance(payload, str) and any(n in payload for n in needles)
+        digests: set = set()
+        blob_refs(payload, digests)
+        if digests & shas:
+            return True
+        forms = (json.dumps(payload, ensure_ascii=False), json.dumps(payload))
+        return any(n in f for n in needles for f in forms)
+
+    events: set = set()
+    for event_id, payload in conn.execute("SELECT id, payload FROM events WHERE typeof(payload) = 'blob'"):
+        try:
+            ref = decode_ref(payload)
+        except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
+            continue
+        if carries(REF, ref):
+            events.add(event_id)
+    for (data,) in conn.execute("SELECT data FROM event_packs"):
+        for values, kind in pack_lines(data):
+            if carries(kind, values[PAYLOAD]):
+                events.add(values[0])
+    return blobs, events
 
 
 def _chunks(items: list, size: int = 500):

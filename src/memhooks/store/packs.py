@@ -5,6 +5,8 @@ writes `event_packs`, `pack_sessions` and `pack_tally`."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import sqlite3
 import time
@@ -12,7 +14,6 @@ import zlib
 
 from memhooks.store.compact import (
     STUB_PREFIX,
-    blob_refs,
     compact_text,
     decode_ref,
     encode_ref,
@@ -20,8 +21,15 @@ from memhooks.store.compact import (
     store_blobs,
 )
 
-PACK_EVENTS = 1000
-PACK_BYTES = 4 * 1024 * 1024  # uncompressed lines per pack
+# A pack is one xz block: a content repeated in it costs a back-reference, its first
+# appearance in each pack its reference in full. In benchmarks/growth.py (20,000 events),
+# 1,000-event packs took 846 KB, 5,000-event ones 447 KB with the tool_use digests, and
+# 10,000-event ones at xz's strongest preset 390 KB.
+PACK_EVENTS = 10_000
+PACK_BYTES = 8 * 1024 * 1024  # uncompressed lines per pack
+# xz's dictionary: the decoder needs this much memory, the encoder about 12 times as much.
+DICT_BYTES = 4 * 1024 * 1024
+MERGE_BYTES = 1024 * 1024  # compressed bytes of the packs one merge reads
 # Settled events before the ingester packs. Small: until they are packed, the raw payloads a
 # hook journaled leave their pages sparse (a row shrinks to a reference, the page stays), so
 # the rows not packed yet cost about their raw size. Small packs are merged into full ones
@@ -29,23 +37,41 @@ PACK_BYTES = 4 * 1024 * 1024  # uncompressed lines per pack
 PACK_MIN = 64
 COLUMNS = ("id", "received_at", "hook_event_name", "session_id", "tool_name", "tool_use_id",
            "cwd", "project", "payload", "bytes", "state", "error", "processed_at")
-_PAYLOAD = COLUMNS.index("payload")
-_RAW, _REF = 0, 1  # a pack line's payload: the journaled text, or a reference event (dict)
+PAYLOAD = COLUMNS.index("payload")
+RAW, REF = 0, 1  # a pack line's payload: the journaled text, or a reference event (dict)
 # Columns the ingester fills from the payload: a pack line leaves them out when they agree.
 _DERIVED = ("hook_event_name", "session_id", "tool_name", "tool_use_id", "cwd")
 _KEPT = ("id", "received_at", "project", "bytes", "state", "error", "processed_at")
 _XZ_MAGIC = b"\xfd7zXZ\x00"
+# A packed event keeps its tool_use id as 48 bits of its SHA-256 (the ids are random: kept
+# whole they were 40% of a pack). The transcript import asks only whether a session
+# journaled an id, and compares digests (tool_use_ids).
+DIGEST_PREFIX = "#"
+_DIGEST_CHARS = 9
+
+
+def tool_use_digest(tool_use_id: str) -> str:
+    """`#` and 8 base64url characters (48 bits of the id's SHA-256); a digest stays itself."""
+    if tool_use_id.startswith(DIGEST_PREFIX) and len(tool_use_id) == _DIGEST_CHARS:
+        return tool_use_id
+    digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).digest()[:6]
+    return DIGEST_PREFIX + base64.urlsafe_b64encode(digest).decode("ascii")
 
 # ----------------------------------------------------------------------------- packs
 
-def _derived(payload) -> list:
-    """The columns the ingester fills from a payload (a reference dict, or small JSON text)."""
-    event = payload
+def _derived_source(payload):
+    """The event a payload holds: a reference dict as it is, small JSON text parsed."""
     if isinstance(payload, str) and payload.startswith("{") and len(payload) < 65536:
         try:
-            event = json.loads(payload)
+            return json.loads(payload)
         except (ValueError, RecursionError):
-            event = None
+            return None
+    return payload
+
+
+def _derived(payload) -> list:
+    """The columns the ingester fills from a payload (a reference dict, or small JSON text)."""
+    event = _derived_source(payload)
     if not isinstance(event, dict):
         return [None] * len(_DERIVED)
     return [event.get(k) if isinstance(event.get(k), str) else None for k in _DERIVED]
@@ -60,10 +86,10 @@ def _line(row, conn, now: float) -> tuple[str, str | None]:
     the millisecond; the columns the payload gives left out), and its session."""
     values = dict(zip(COLUMNS, row, strict=True))
     payload = values["payload"]
-    kind = _RAW
+    kind = RAW
     if isinstance(payload, bytes):
         try:
-            payload, kind = decode_ref(payload), _REF
+            payload, kind = decode_ref(payload), REF
         except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
             payload = None  # unreadable: nothing to keep
     elif isinstance(payload, str):
@@ -73,7 +99,14 @@ def _line(row, conn, now: float) -> tuple[str, str | None]:
             ref, blobs = split
             store_blobs(conn, blobs, now)
             link_documents(conn, blobs.keys(), values["id"])
-            payload, kind = decode_ref(ref), _REF
+            payload, kind = decode_ref(ref), REF
+    tid = values["tool_use_id"]
+    if isinstance(tid, str):
+        values["tool_use_id"] = tool_use_digest(tid)
+        event = _derived_source(payload)
+        if isinstance(event, dict) and event.get("tool_use_id") == tid:
+            event = dict(event, tool_use_id=values["tool_use_id"])
+            payload = event if kind == REF else json.dumps(event, ensure_ascii=False)
     cols = [values[k] for k in _DERIVED]
     line = [values[k] if k not in ("received_at", "processed_at") else _ms(values[k]) for k in _KEPT]
     line += [kind, payload, 0 if cols == _derived(payload) else cols]
@@ -90,15 +123,18 @@ def _unline(line: str) -> tuple[list, int]:
 
 
 def _compress(data: bytes) -> bytes:
-    """xz with a 1 MiB dictionary (the repeats of a pack are close together: ~2.5x smaller
-    than zlib), zlib where Python lacks lzma."""
+    """xz (~2.5x smaller than zlib on packs), zlib where Python lacks lzma."""
     try:
         # lazy: lzma where Python has it, and only when a pack is written or read
         import lzma
     except ImportError:
         return zlib.compress(data, 9)
+    # The strongest preset: packs are written by the detached ingester only, about three
+    # times per event (merge_packs), and it makes them 7% smaller than preset 6 for 3.6x
+    # the time (~0.6 ms an event on a 2-core machine).
     return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
-                         filters=[{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}])
+                         filters=[{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME,
+                                   "dict_size": DICT_BYTES}])
 
 
 def _decompress(data: bytes) -> bytes:
@@ -179,29 +215,48 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
 
 
 def merge_packs(conn, now: float | None = None) -> int:
-    """Merge runs of consecutive small packs into packs of PACK_EVENTS events (xz does far
-    better on one large block than on many small ones). Only full merges are done, one
-    transaction each. Returns how many packs were merged away."""
+    """Merge small packs into the open one (the pack still under PACK_EVENTS) once they hold
+    a fifth of PACK_EVENTS: the ingester packs a few dozen events at a time, and xz does far
+    better on one large block than on many small ones (a repeat costs ~60 bytes in a pack of
+    100 events, ~20 in one of 5,000). So the open pack grows in steps of a fifth (each event
+    is compressed about three times on its way into a full pack, by the detached ingester);
+    a run also stops at MERGE_BYTES of compressed data (payloads kept raw are large). One
+    transaction per merge. Returns how many packs were merged away."""
     now = time.time() if now is None else now
+    step = max(2, PACK_EVENTS // 5)
     merged = 0
     while True:
-        run: list[int] = []
-        total = 0
-        for pack, events, pending in conn.execute(
-                "SELECT id, events, pending FROM event_packs ORDER BY first_id"):
-            if pending or events >= PACK_EVENTS // 2:
-                run, total = [], 0
-                continue
-            run.append(pack)
-            total += events
-            if total >= PACK_EVENTS:
-                break
-        if total < PACK_EVENTS or len(run) < 2:
+        run = _mergeable_run(conn, step)
+        if not run:
             return merged
         try:
             merged += _merge(conn, run, now)
         except _Changed:
             return merged
+
+
+def _mergeable_run(conn, step: int) -> list[int]:
+    """The first run of consecutive packs to merge: at most one open pack (`step` events or
+    more, under PACK_EVENTS, not pending) and the small packs after it, once those hold
+    `step` events or the next pack would take the run past PACK_EVENTS or MERGE_BYTES.
+    [] when none."""
+    run: list[int] = []
+    total = size = small = 0
+    for pack, events, pending, data_bytes in conn.execute(
+            "SELECT id, events, pending, length(data) FROM event_packs ORDER BY first_id"):
+        closed = bool(pending) or events >= PACK_EVENTS
+        full = total + events > PACK_EVENTS or size + data_bytes > MERGE_BYTES
+        if closed or full or events >= step:
+            if len(run) >= 2 and (small >= step or (full and not closed)):
+                return run  # (a run that nothing more fits is finished)
+            run, total, size, small = ([], 0, 0, 0) if closed else (
+                [pack], events, data_bytes, 0 if events >= step else events)
+            continue
+        run.append(pack)
+        total += events
+        size += data_bytes
+        small += events
+    return run if len(run) >= 2 and small >= step else []
 
 
 def _merge(conn, run: list[int], now: float) -> int:
@@ -255,8 +310,8 @@ def _requeued(values: list, kind: int) -> bool:
     state = values[COLUMNS.index("state")]
     if state in ("done", "skipped"):
         return True
-    payload = values[_PAYLOAD]
-    return state == "failed" and not (kind == _RAW and isinstance(payload, str)
+    payload = values[PAYLOAD]
+    return state == "failed" and not (kind == RAW and isinstance(payload, str)
                                       and payload.startswith(STUB_PREFIX))
 
 
@@ -276,10 +331,10 @@ def unpack(conn, pack: int, *, requeue: bool) -> int:
     rows = []
     for values, kind in pack_lines(row[0]):
         again = requeue and _requeued(values, kind)
-        if kind == _REF:
-            values[_PAYLOAD] = encode_ref(values[_PAYLOAD])
-        elif values[_PAYLOAD] is None:
-            values[_PAYLOAD] = "{}"
+        if kind == REF:
+            values[PAYLOAD] = encode_ref(values[PAYLOAD])
+        elif values[PAYLOAD] is None:
+            values[PAYLOAD] = "{}"
         if again:
             values[COLUMNS.index("state")] = "pending"
             values[COLUMNS.index("error")] = None
@@ -332,14 +387,35 @@ def pending_packs(conn) -> bool:
 
 
 def session_tool_use_ids(conn, session_id: str) -> set:
-    """The tool_use ids a session's packed events hold."""
-    out = set()
-    col = COLUMNS.index("tool_use_id")
-    for (data,) in conn.execute("SELECT p.data FROM pack_sessions s JOIN event_packs p ON p.id = s.pack"
-                                " WHERE s.session_id = ?", (session_id,)):
-        for values, _kind in pack_lines(data):
-            if values[COLUMNS.index("session_id")] == session_id and values[col] is not None:
-                out.add(values[col])
+    """The digests (tool_use_digest) of the tool_use ids a session's packed events hold. A
+    pack is read once for all its sessions (the transcript import asks session by session,
+    and a pack holds thousands of events): the last _SESSION_CACHE packs read are kept."""
+    out: set = set()
+    for key in conn.execute(
+            "SELECT p.id, p.first_id, p.last_id, p.packed_at, length(p.data) FROM pack_sessions s"
+            " JOIN event_packs p ON p.id = s.pack WHERE s.session_id = ?", (session_id,)).fetchall():
+        by_session = _session_cache.pop(key, None)
+        if by_session is None:
+            row = conn.execute("SELECT data FROM event_packs WHERE id = ?", (key[0],)).fetchone()
+            by_session = _ids_by_session(row[0]) if row else {}
+        _session_cache[key] = by_session  # (re)inserted last: the most recent
+        while len(_session_cache) > _SESSION_CACHE:
+            del _session_cache[next(iter(_session_cache))]
+        out |= by_session.get(session_id, set())
+    return out
+
+
+_SESSION_CACHE = 8
+_session_cache: dict = {}  # (pack id, first, last, packed_at, bytes) -> {session: digests}
+
+
+def _ids_by_session(data: bytes) -> dict:
+    sid, tid = COLUMNS.index("session_id"), COLUMNS.index("tool_use_id")
+    out: dict = {}
+    for values, _kind in pack_lines(data):
+        if isinstance(values[tid], str):
+            # packs written before the digests hold whole ids
+            out.setdefault(values[sid], set()).add(tool_use_digest(values[tid]))
     return out
 
 
@@ -361,53 +437,3 @@ def rewrite_packs(conn, keep, *, now: float | None = None) -> int:
             conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(part))})", part)
         dropped += len(gone)
     return dropped
-
-
-def carriers(conn, needles, content_hashes) -> tuple[set, set]:
-    """For `memhooks forget`: (blob ids, event ids) that carry one of `needles` (strings as
-    JSON writes them: a URL, the start of a text) or come from one of `content_hashes`: the
-    blobs whose text holds one or that gave such a document, and every event (a reference
-    payload in `events`, a packed one) that holds a needle or refers to one of those blobs.
-    Reads every blob and pack: a forget is rare and must leave no copy."""
-    needles = [n for n in needles if n]
-    hashes = list(content_hashes)
-    blobs: set = set()
-    for i in range(0, len(hashes), 500):
-        part = hashes[i:i + 500]
-        blobs |= {r[0] for r in conn.execute(
-            f"SELECT blob FROM blob_docs WHERE content_hash IN ({','.join('?' * len(part))})", part)}
-    if needles:
-        for blob, data in conn.execute("SELECT id, data FROM blobs"):
-            text = zlib.decompress(data).decode("utf-8", "surrogatepass")
-            forms = (json.dumps(text, ensure_ascii=False), json.dumps(text))
-            if any(n in f for n in needles for f in forms):
-                blobs.add(blob)
-    shas = set()
-    for blob in blobs:
-        row = conn.execute("SELECT sha256 FROM blobs WHERE id = ?", (blob,)).fetchone()
-        if row:
-            shas.add(row[0])
-
-    def carries(kind: int, payload) -> bool:
-        if kind == _RAW:
-            return isinstance(payload, str) and any(n in payload for n in needles)
-        digests: set = set()
-        blob_refs(payload, digests)
-        if digests & shas:
-            return True
-        forms = (json.dumps(payload, ensure_ascii=False), json.dumps(payload))
-        return any(n in f for n in needles for f in forms)
-
-    events: set = set()
-    for event_id, payload in conn.execute("SELECT id, payload FROM events WHERE typeof(payload) = 'blob'"):
-        try:
-            ref = decode_ref(payload)
-        except (zlib.error, ValueError, UnicodeDecodeError, RecursionError):
-            continue
-        if carries(_REF, ref):
-            events.add(event_id)
-    for (data,) in conn.execute("SELECT data FROM event_packs"):
-        for values, kind in pack_lines(data):
-            if carries(kind, values[_PAYLOAD]):
-                events.add(values[0])
-    return blobs, events

@@ -212,13 +212,13 @@ def journal_readable(conn) -> None:
 
 
 def tool_use_ids(conn, session_id: str) -> set:
-    """The tool_use ids journaled for one session, whatever their state (ingestion fills
-    the session and tool_use columns from the payload). Used to import a transcript's
-    tool calls once, and not the ones a live hook already journaled."""
-    from memhooks.store.packs import session_tool_use_ids  # lazy: not on the hot reads
-    return {r[0] for r in conn.execute(
+    """The tool_use ids journaled for one session, whatever their state, as digests (a
+    packed event keeps only its packs.tool_use_digest). Used to import a transcript's tool
+    calls once, and not the ones a live hook already journaled."""
+    from memhooks.store.packs import session_tool_use_ids, tool_use_digest  # lazy: not on the hot reads
+    return {tool_use_digest(r[0]) for r in conn.execute(
         "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
-        (session_id,))} | session_tool_use_ids(conn, session_id)
+        (session_id,)) if isinstance(r[0], str)} | session_tool_use_ids(conn, session_id)
 
 
 def integrity(conn) -> list[str]:
