@@ -20,7 +20,7 @@ BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can s
 # PRAGMA user_version of an up-to-date store: len(memhooks.store.migrations.MIGRATIONS), which
 # refuses to load when the two differ. A constant here, so a reader that checks the schema
 # does not load the migration list (~18 KB of bytecode) on every lookup.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 15
 # The same for the journal: len(memhooks.store.journal_migrations.JOURNAL_MIGRATIONS) (a test
 # holds them equal), so the capture hook loads those only for a journal that lacks some.
 JOURNAL_SCHEMA_VERSION = 3
@@ -191,10 +191,11 @@ STORE_PAGE_SIZE = 8192
 
 def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
     """A new file gives the pages a prune empties back (`PRAGMA incremental_vacuum`), and its
-    pages fit its records: the journal's compressed bodies are 1-16 KiB (16 KiB pages), the
-    store's compressed document texts mostly 1-4 KiB (8 KiB pages; 4 KiB ones would hold one
-    such row each, half empty: 7% more bytes on disk in benchmarks/growth.py). Both can only
-    be chosen before the file's first page is written (WAL mode writes it): an existing file
+    pages fit its records: the journal's compressed bodies are 1-16 KiB (16 KiB pages; 8 KiB
+    ones hold three 2 KiB bodies where 16 KiB ones hold seven: that table 10% larger in
+    benchmarks/growth.py, the file as large), the store's compressed document texts mostly 1-4 KiB (8 KiB
+    pages; 4 KiB ones would hold one such row each, half empty: 7% more). Both can only be
+    chosen before the file's first page is written (WAL mode writes it): an existing file
     switches at `memhooks vacuum`."""
     conn.execute(f"PRAGMA {schema}.page_size = {JOURNAL_PAGE_SIZE if journal else STORE_PAGE_SIZE}")
     conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
