@@ -22,13 +22,14 @@ from memhooks.store.compact import (
 )
 
 # A pack is one xz block: a content repeated in it costs a back-reference, its first
-# appearance in each pack its reference in full. In benchmarks/growth.py (20,000 events),
-# 1,000-event packs took 846 KB, 5,000-event ones 447 KB with the tool_use digests, and
-# 10,000-event ones at xz's strongest preset 390 KB.
+# appearance in each pack its reference in full. In benchmarks/growth.py, 1,000-event packs
+# took 846 KB, 10,000-event ones (tool_use digests, strongest preset) 390 KB.
 PACK_EVENTS = 10_000
 PACK_BYTES = 8 * 1024 * 1024  # uncompressed lines per pack
-# xz's dictionary: the decoder needs this much memory, the encoder about 12 times as much.
-DICT_BYTES = 4 * 1024 * 1024
+DICT_BYTES = 4 * 1024 * 1024  # xz's dictionary: the decoder's memory (the encoder's ~12x)
+# Events one pack_settled transaction packs: it holds the journal's write lock while it
+# compresses them (~0.2 s), and the hooks wait for it.
+SETTLE_EVENTS = 1000
 MERGE_BYTES = 1024 * 1024  # compressed bytes of the packs one merge reads
 # Settled events before the ingester packs. Small: until they are packed, the raw payloads a
 # hook journaled leave their pages sparse (a row shrinks to a reference, the page stays), so
@@ -43,11 +44,9 @@ RAW, REF = 0, 1  # a pack line's payload: the journaled text, or a reference eve
 _DERIVED = ("hook_event_name", "session_id", "tool_name", "tool_use_id", "cwd")
 _KEPT = ("id", "received_at", "project", "bytes", "state", "error", "processed_at")
 _XZ_MAGIC = b"\xfd7zXZ\x00"
-# A packed event keeps its tool_use id as 48 bits of its SHA-256 (the ids are random: kept
-# whole they were 40% of a pack). The transcript import asks only whether a session
-# journaled an id, and compares digests (tool_use_ids).
-DIGEST_PREFIX = "#"
-_DIGEST_CHARS = 9
+# A packed event keeps its tool_use id as 48 bits of its SHA-256 (random ids were 40% of a
+# pack); the transcript import only asks whether a session journaled an id (tool_use_ids).
+DIGEST_PREFIX, _DIGEST_CHARS = "#", 9
 
 
 def tool_use_digest(tool_use_id: str) -> str:
@@ -122,19 +121,20 @@ def _unline(line: str) -> tuple[list, int]:
     return [values[k] for k in COLUMNS], kind
 
 
-def _compress(data: bytes) -> bytes:
-    """xz (~2.5x smaller than zlib on packs), zlib where Python lacks lzma."""
+def _compress(data: bytes, *, strong: bool = False) -> bytes:
+    """xz (~2.5x smaller than zlib on packs), zlib where Python lacks lzma. `strong`: xz's
+    strongest preset, for the merges, which compress outside any transaction (7% smaller
+    packs than preset 6 for 3.6x the time, ~0.6 ms an event on a 2-core machine; each
+    event is merged about three times). Packing settled events holds the journal's write
+    lock, so it takes preset 6, on at most SETTLE_EVENTS events."""
     try:
         # lazy: lzma where Python has it, and only when a pack is written or read
         import lzma
     except ImportError:
         return zlib.compress(data, 9)
-    # The strongest preset: packs are written by the detached ingester only, about three
-    # times per event (merge_packs), and it makes them 7% smaller than preset 6 for 3.6x
-    # the time (~0.6 ms an event on a 2-core machine).
+    preset = 9 | lzma.PRESET_EXTREME if strong else 6
     return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
-                         filters=[{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME,
-                                   "dict_size": DICT_BYTES}])
+                         filters=[{"id": lzma.FILTER_LZMA2, "preset": preset, "dict_size": DICT_BYTES}])
 
 
 def _decompress(data: bytes) -> bytes:
@@ -181,7 +181,7 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
             if upto is not None:
                 limit = min(limit, upto + 1)
             rows = conn.execute(f"SELECT {cols} FROM events WHERE id < ? ORDER BY id LIMIT ?",
-                                (limit, PACK_EVENTS)).fetchall()
+                                (limit, min(SETTLE_EVENTS, PACK_EVENTS))).fetchall()
             if not rows:
                 return packed
             lines: list[str] = []
@@ -260,27 +260,37 @@ def _mergeable_run(conn, step: int) -> list[int]:
 
 
 def _merge(conn, run: list[int], now: float) -> int:
-    """Make the packs of `run` one (a transaction)."""
+    """Make the packs of `run` one. They are read and compressed outside any transaction
+    (seconds at the strongest preset, while hooks keep journaling); the swap is one short
+    transaction, which first checks that none of them changed meanwhile."""
     # lazy: lzma where Python has it, and the writers only when a pack is written or read
     from memhooks.store.sqlite_file import transaction
 
+    lines: list[str] = []
+    sessions: set = set()
+    tally: dict = {}
+    seen = []
+    for pack in run:
+        row = conn.execute("SELECT data, pending, first_id, last_id, events, packed_at FROM event_packs"
+                           " WHERE id = ?", (pack,)).fetchone()
+        if row is None or row[1]:
+            raise _Changed
+        seen.append((pack, *row[2:]))
+        lines += _decompress(row[0]).decode("utf-8", "surrogatepass").split("\n")
+        sessions |= {r[0] for r in conn.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))}
+        for p, st, e, n, o in conn.execute(
+                "SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?", (pack,)):
+            m, old = tally.get((p, st, e), (0, o))
+            tally[(p, st, e)] = (m + n, o if old is None else old if o is None else min(old, o))
+    lines = sorted((x for x in lines if x), key=lambda x: json.loads(x)[0])
+    first, last = json.loads(lines[0])[0], json.loads(lines[-1])[0]
+    data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"), strong=True)
     with transaction(conn):
-        lines: list[str] = []
-        sessions: set = set()
-        tally: dict = {}
-        for pack in run:
-            row = conn.execute("SELECT data, pending FROM event_packs WHERE id = ?", (pack,)).fetchone()
-            if row is None or row[1]:
-                raise _Changed
-            lines += _decompress(row[0]).decode("utf-8", "surrogatepass").split("\n")
-            sessions |= {r[0] for r in conn.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))}
-            for p, st, e, n, o in conn.execute(
-                    "SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?", (pack,)):
-                m, old = tally.get((p, st, e), (0, o))
-                tally[(p, st, e)] = (m + n, o if old is None else old if o is None else min(old, o))
-        lines = sorted((x for x in lines if x), key=lambda x: json.loads(x)[0])
-        first, last = json.loads(lines[0])[0], json.loads(lines[-1])[0]
-        data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"))
+        for pack, *was in seen:
+            now_row = conn.execute("SELECT first_id, last_id, events, packed_at FROM event_packs"
+                                   " WHERE id = ? AND pending = 0", (pack,)).fetchone()
+            if now_row is None or list(now_row) != was:
+                raise _Changed  # rewritten, dropped or marked for a reindex meanwhile
         new = conn.execute(
             "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
             " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
@@ -295,7 +305,7 @@ def _merge(conn, run: list[int], now: float) -> int:
 
 
 class _Changed(Exception):
-    """A pack changed under a merge (a reindex marked it): the merge is rolled back."""
+    """A pack changed under a merge (a reindex marked it, a forget rewrote it)."""
 
 
 def pack_lines(data: bytes):
