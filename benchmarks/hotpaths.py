@@ -64,6 +64,18 @@ def _is_shell_script(path: str) -> bool:
         return False
 
 
+def _wait_for_plugin_venv(data: str, start: bytes, env: dict, limit_s: float = 600) -> None:
+    """A first SessionStart in plugin mode builds the plugin's venv in the background (a pip
+    install that keeps a core busy for a minute or more): time nothing until it is done,
+    then run SessionStart once more so that it records the venv's python."""
+    building = os.path.join(data, "notice-building")
+    deadline = time.monotonic() + limit_s
+    while os.path.exists(building) and time.monotonic() < deadline:
+        time.sleep(1)
+    subprocess.run([os.path.join(ROOT, "hooks", "session-start")], input=start, env=env,
+                   capture_output=True, timeout=60)
+
+
 def mcp_initialize_ms(env: dict, rounds: int) -> dict:
     """Spawn `memhooks mcp` through the real client and time until `initialize` returns."""
     import anyio
@@ -143,6 +155,7 @@ def main() -> None:
                           MEMHOOKS_OFFLINE="1", PATH=os.path.dirname(PYTHON) + os.pathsep + base["PATH"])
         subprocess.run([os.path.join(ROOT, "hooks", "session-start")], input=start, env=plugin_env,
                        capture_output=True, timeout=60)
+        _wait_for_plugin_venv(data, start, plugin_env)
 
         shim = os.path.join(ROOT, "bin", "lc-cache-lookup")
         row("bin/lc-cache-lookup react (launcher present)", ["bash", shim, "react"],
