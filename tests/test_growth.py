@@ -217,6 +217,32 @@ def test_open_packs_grow_in_steps_within_the_bytes_bound(store, monkeypatch):
     assert after["docs"] >= before["docs"] and after["tier2"] >= before["tier2"]
 
 
+def test_a_merge_gives_up_when_a_pack_changes_while_it_compresses(store, monkeypatch):
+    """A merge compresses outside any transaction (hooks keep journaling); a reindex that
+    marks one of its packs meanwhile makes it give up, leaving every pack as it was."""
+    from memhooks.store import packs
+    from memhooks.store.connect import connect
+
+    ingest(store)
+    for k in range(3):
+        journal(store, [query_docs(k * 10 + i, prose(i, 2000), session=f"c{k}") for i in range(10)])
+        ingest(store)
+        pack_all(store)
+    before = db_rows(store, "SELECT id, first_id, events FROM event_packs ORDER BY id")
+    monkeypatch.setattr(packs, "PACK_EVENTS", 100)
+    compress = packs._compress
+
+    def marked_meanwhile(data, **kw):
+        with closing(connect(str(store))) as other:
+            other.execute("UPDATE event_packs SET pending = 1 WHERE id = ?", (before[1][0],))
+        return compress(data, **kw)
+
+    monkeypatch.setattr(packs, "_compress", marked_meanwhile)
+    with closing(connect(str(store))) as conn:
+        assert packs.merge_packs(conn) == 0
+    assert db_rows(store, "SELECT id, first_id, events FROM event_packs ORDER BY id") == before
+
+
 def test_a_repacked_event_keeps_its_digest():
     from memhooks.store.packs import tool_use_digest
 
