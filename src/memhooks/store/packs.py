@@ -238,8 +238,7 @@ def merge_packs(conn, now: float | None = None) -> int:
 def _mergeable_run(conn, step: int) -> list[int]:
     """The first run of consecutive packs to merge: at most one open pack (`step` events or
     more, under PACK_EVENTS, not pending) and the small packs after it, once those hold
-    `step` events or the next pack would take the run past PACK_EVENTS or MERGE_BYTES.
-    [] when none."""
+    `step` events or the next pack would take it past PACK_EVENTS or MERGE_BYTES; or []."""
     run: list[int] = []
     total = size = small = 0
     for pack, events, pending, data_bytes in conn.execute(
@@ -398,16 +397,18 @@ def pending_packs(conn) -> bool:
 
 def session_tool_use_ids(conn, session_id: str) -> set:
     """The digests (tool_use_digest) of the tool_use ids a session's packed events hold. A
-    pack is read once for all its sessions (the transcript import asks session by session,
-    and a pack holds thousands of events): the last _SESSION_CACHE packs read are kept."""
+    pack is read once for all its sessions (the import asks session by session, and a pack
+    holds thousands of events): the last _SESSION_CACHE packs read are kept."""
     out: set = set()
-    for key in conn.execute(
+    files = tuple(r[2] for r in conn.execute("PRAGMA database_list"))
+    for row in conn.execute(
             "SELECT p.id, p.first_id, p.last_id, p.packed_at, length(p.data) FROM pack_sessions s"
             " JOIN event_packs p ON p.id = s.pack WHERE s.session_id = ?", (session_id,)).fetchall():
+        key = (files, *row)
         by_session = _session_cache.pop(key, None)
         if by_session is None:
-            row = conn.execute("SELECT data FROM event_packs WHERE id = ?", (key[0],)).fetchone()
-            by_session = _ids_by_session(row[0]) if row else {}
+            data = conn.execute("SELECT data FROM event_packs WHERE id = ?", (row[0],)).fetchone()
+            by_session = _ids_by_session(data[0]) if data else {}
         _session_cache[key] = by_session  # (re)inserted last: the most recent
         while len(_session_cache) > _SESSION_CACHE:
             del _session_cache[next(iter(_session_cache))]
@@ -416,7 +417,7 @@ def session_tool_use_ids(conn, session_id: str) -> set:
 
 
 _SESSION_CACHE = 8
-_session_cache: dict = {}  # (pack id, first, last, packed_at, bytes) -> {session: digests}
+_session_cache: dict = {}  # (files, pack id, first, last, packed_at, bytes) -> {session: digests}
 
 
 def _ids_by_session(data: bytes) -> dict:
