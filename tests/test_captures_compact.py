@@ -138,3 +138,42 @@ def test_forget_leaves_no_context_of_a_forgotten_project(store):
     for path in store.parent.iterdir():
         data = path.read_bytes()
         assert marker.encode() not in data and session.encode() not in data, path.name
+
+
+def test_tier2_rows_survive_m014_and_the_table_is_kept_by_its_key(store):
+    """m014 rebuilds `tier2` WITHOUT ROWID: the rows of a store made before it stay, an
+    upsert by (library, topic) replaces one, and a deleted document takes its rows along."""
+    _build_with_previous_sql(store, below="m014")
+    rows = []
+    with closing(sqlite3.connect(str(store), isolation_level=None)) as conn:
+        add_functions(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        for d in (1, 2):
+            conn.execute("INSERT INTO documents (id, project, source, source_tool, body, content_hash,"
+                         " unused_content) VALUES (?, '/p', 's', 'context7', ?, ?, '')",
+                         (d, document_body(f"text {d}"), f"h{d}"))
+        for i in range(6):
+            row = (f"/org/lib{i % 2}", f"topic {i}", f"/org/Lib{i % 2}", f"Topic {i}", 1 + i % 2,
+                   "capture", 1.7e9 + i, 1.8e9 + i, "capture")
+            conn.execute("INSERT INTO tier2 (library_key, topic_key, library_id, topic, document_id,"
+                         " origin, fetched_at, expires_at, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            rows.append(row)
+        conn.execute("COMMIT")
+    cols = ("library_key, topic_key, library_id, topic, document_id, origin, fetched_at, expires_at,"
+            " provenance")
+    with closing(store_mod.connect(str(store))) as conn:
+        assert conn.execute(f"SELECT {cols} FROM tier2 ORDER BY topic_key").fetchall() == sorted(
+            rows, key=lambda r: r[1])
+        assert "WITHOUT ROWID" in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'tier2'").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE tbl_name = 'tier2'"
+                            " AND type = 'index'").fetchone()[0] == 0  # no second copy of the keys
+        with transaction(conn):
+            conn.execute(f"INSERT OR REPLACE INTO tier2 ({cols}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         ("/org/lib0", "topic 0", "/org/Lib0", "Topic 0", 2, "write", 1.9e9, 2.0e9, "manual"))
+        assert conn.execute("SELECT count(*), max(document_id) FROM tier2 WHERE topic_key = 'topic 0'"
+                            ).fetchone() == (1, 2)
+        with transaction(conn):
+            conn.execute("DELETE FROM documents WHERE id = 1")
+        assert conn.execute("SELECT count(*) FROM tier2 WHERE document_id = 1").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM tier2").fetchone() == (4,)
