@@ -5,6 +5,7 @@ synthetic ones for streaming, tolerance and constant memory."""
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -175,7 +176,7 @@ def test_packed_events_are_not_imported_again(store):
     calls, _ = _read_all(FIXTURES / "capture.jsonl")
     with closing(connect(str(store))) as conn:
         packed = conn.execute("SELECT data FROM event_packs").fetchall()
-    raw = b"".join(__import__("lzma").decompress(d) for (d,) in packed)
+    raw = b"".join(lzma.decompress(d) for (d,) in packed)
     assert calls[0].tool_use_id.encode() not in raw  # only its digest is kept
     assert tool_use_digest(calls[0].tool_use_id).encode() in raw
     again = _json(cli("import-transcripts", "--json", FIXTURES))

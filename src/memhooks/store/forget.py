@@ -177,8 +177,7 @@ def _carriers(conn, needles, content_hashes) -> tuple[set, set]:
     needles = [n for n in needles if n]
     hashes = list(content_hashes)
     blobs: set = set()
-    for i in range(0, len(hashes), 500):
-        part = hashes[i:i + 500]
+    for part in _chunks(hashes):
         blobs |= {r[0] for r in conn.execute(
             f"SELECT blob FROM blob_docs WHERE content_hash IN ({','.join('?' * len(part))})", part)}
     if needles:

@@ -410,7 +410,6 @@ def m013_compact_captures(db):
         FROM capture_rows r JOIN capture_contexts x ON x.id = r.context""")
 
 
-
 @migration
 def m014_tier2_without_rowid(db):
     """`tier2` is looked up and replaced by its key (library, topic) only: kept in the key's
@@ -443,6 +442,7 @@ def m015_fts_merge_sooner(db):
     in. Merging at 2 keeps at most one segment per level: a smaller index for a little more
     of the detached ingester's time."""
     db.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 2)")
+
 
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth

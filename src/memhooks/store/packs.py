@@ -56,6 +56,7 @@ def tool_use_digest(tool_use_id: str) -> str:
     digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).digest()[:6]
     return DIGEST_PREFIX + base64.urlsafe_b64encode(digest).decode("ascii")
 
+
 # ----------------------------------------------------------------------------- packs
 
 def _derived_source(payload):
@@ -122,11 +123,10 @@ def _unline(line: str) -> tuple[list, int]:
 
 
 def _compress(data: bytes, *, strong: bool = False) -> bytes:
-    """xz (~2.5x smaller than zlib on packs), zlib where Python lacks lzma. `strong`: xz's
-    strongest preset, for the merges, which compress outside any transaction (7% smaller
-    packs than preset 6 for 3.6x the time, ~0.6 ms an event on a 2-core machine; each
-    event is merged about three times). Packing settled events holds the journal's write
-    lock, so it takes preset 6, on at most SETTLE_EVENTS events."""
+    """xz (~2.5x smaller than zlib on packs), zlib where Python lacks lzma. `strong`: the
+    strongest preset, for merges, which compress outside any transaction (7% smaller than
+    preset 6 for 3.6x the time, ~0.6 ms an event on 2 cores, about three times an event);
+    pack_settled holds the write lock, so it takes preset 6 on SETTLE_EVENTS at most."""
     try:
         # lazy: lzma where Python has it, and only when a pack is written or read
         import lzma
@@ -218,7 +218,7 @@ def merge_packs(conn, now: float | None = None) -> int:
     """Merge small packs into the open one (the pack still under PACK_EVENTS) once they hold
     a fifth of PACK_EVENTS: the ingester packs a few dozen events at a time, and xz does far
     better on one large block than on many small ones (a repeat costs ~60 bytes in a pack of
-    100 events, ~20 in one of 5,000). So the open pack grows in steps of a fifth (each event
+    100 events, ~20 in a full one). So the open pack grows in steps of a fifth (each event
     is compressed about three times on its way into a full pack, by the detached ingester);
     a run also stops at MERGE_BYTES of compressed data (payloads kept raw are large). One
     transaction per merge. Returns how many packs were merged away."""
@@ -262,7 +262,7 @@ def _merge(conn, run: list[int], now: float) -> int:
     """Make the packs of `run` one. They are read and compressed outside any transaction
     (seconds at the strongest preset, while hooks keep journaling); the swap is one short
     transaction, which first checks that none of them changed meanwhile."""
-    # lazy: lzma where Python has it, and the writers only when a pack is written or read
+    # lazy: the writers only when a pack is written
     from memhooks.store.sqlite_file import transaction
 
     lines: list[str] = []

@@ -193,9 +193,9 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
     """A new file gives the pages a prune empties back (`PRAGMA incremental_vacuum`), and its
     pages fit its records: the journal's compressed bodies are 1-16 KiB (16 KiB pages; 8 KiB
     ones hold three 2 KiB bodies where 16 KiB ones hold seven: that table 10% larger in
-    benchmarks/growth.py, the file as large), the store's compressed document texts mostly 1-4 KiB (8 KiB
-    pages; 4 KiB ones would hold one such row each, half empty: 7% more). Both can only be
-    chosen before the file's first page is written (WAL mode writes it): an existing file
+    benchmarks/growth.py, the file as large), the store's compressed document texts mostly
+    1-4 KiB (8 KiB pages; 4 KiB ones would hold one such row each, half empty: 7% more).
+    Both can only be chosen before the file's first page is written (WAL mode writes it): an existing file
     switches at `memhooks vacuum`."""
     conn.execute(f"PRAGMA {schema}.page_size = {JOURNAL_PAGE_SIZE if journal else STORE_PAGE_SIZE}")
     conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
