@@ -254,7 +254,8 @@ def drain_spool(conn, db: str) -> int:
     `failed/` beside it, with a log line."""
     # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     import json
-    import sqlite3
+
+    from memhooks._lean import sqlite3
 
     moved = 0
     since = 0  # bytes journaled since the last checkpoint

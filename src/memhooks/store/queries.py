@@ -10,9 +10,9 @@ parameter; the only text joined into a statement is built here from constants
 (placeholders, column lists, scope conditions).
 """
 
-import sqlite3
 import time
 
+from memhooks._lean import sqlite3
 from memhooks.names import library_key, lookup_keys, loose_key, topic_key
 
 
@@ -151,7 +151,7 @@ def api_retry_row(conn):
     """The Context7 API's backoff row (value, until), or None (none, or a store without the
     table)."""
     # lazy: hot-path module (-I -S): sqlite3's error types only when the API state is read
-    import sqlite3
+    from memhooks._lean import sqlite3
 
     try:
         return api_state(conn, RETRY_KEY)

@@ -1,8 +1,7 @@
 """The read queries behind `memhooks stats` (standard library only; see memhooks.store.queries
 for the conventions: parameters bound, rows as sqlite3.Row)."""
 
-import sqlite3
-
+from memhooks._lean import sqlite3
 from memhooks.store.queries import _rows
 
 # ----------------------------------------------------------------------------- stats

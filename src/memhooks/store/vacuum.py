@@ -14,8 +14,9 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
+
+from memhooks._lean import sqlite3
 
 SCHEMAS = ("main", "journal")
 
