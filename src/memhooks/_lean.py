@@ -41,7 +41,7 @@ def _stand_in():
         return lambda fn: _lru_cache_wrapper(fn, max(int(maxsize), 0), bool(typed), tuple)
 
     module = type(sys)("functools")
-    module.lru_cache = lru_cache  # type: ignore[attr-defined]
+    module.lru_cache = lru_cache
     return module
 
 
