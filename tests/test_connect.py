@@ -25,3 +25,38 @@ def test_read_only_open_reads_the_file_under_any_folder_name(tmp_path, folder):
     # the journal beside it too
     with closing(connect_reader(str(db.parent / "journal.db"))) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+
+
+def test_a_file_in_rollback_mode_is_switched_to_wal_and_a_wal_file_is_not_asked(tmp_path):
+    """open_file reads the mode from the file's header and asks SQLite to switch only when
+    the header does not say WAL (asking costs a hook a fraction of a millisecond)."""
+    from memhooks.store.sqlite_file import file_header, is_wal_header, open_file
+
+    path = tmp_path / "journal.db"
+    plain = sqlite3.connect(path)
+    plain.execute("PRAGMA journal_mode = DELETE")
+    plain.execute("CREATE TABLE t (x)")
+    plain.commit()
+    plain.close()
+    assert not is_wal_header(file_header(str(path)))
+    conn = open_file(str(path))
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.execute("INSERT INTO t VALUES (1)")
+    finally:
+        conn.close()
+    assert is_wal_header(file_header(str(path)))
+    again = open_file(str(path))
+    try:
+        assert again.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert again.execute("SELECT x FROM t").fetchall() == [(1,)]
+    finally:
+        again.close()
+    # an empty file, a file of something else, and no file at all are not WAL
+    (tmp_path / "empty.db").write_bytes(b"")
+    (tmp_path / "text.db").write_bytes(b"not a database" + b"\x02" * 100)
+    for name in ("empty.db", "text.db", "missing.db"):
+        assert not is_wal_header(file_header(str(tmp_path / name))), name
+    fresh = open_file(str(tmp_path / "new.db"))
+    fresh.close()
+    assert is_wal_header(file_header(str(tmp_path / "new.db")))

@@ -22,8 +22,9 @@ from memhooks.store.sqlite_file import connect_reader as connect_reader  # the h
 from memhooks.store.sqlite_file import (
     ensure_journal_schema,
     ensure_wal,
+    file_header,
     fresh_file,
-    is_empty,
+    is_wal_header,
     open_file,
     prepare_file,
 )
@@ -77,11 +78,12 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = ON")
         jpath = journal_path(path)
         prepare_file(jpath)
-        fresh = is_empty(jpath)
+        head = file_header(jpath)
         conn.execute("ATTACH DATABASE ? AS journal", (jpath,))
-        if fresh:
+        if not head:
             fresh_file(conn, "journal", journal=True)
-        ensure_wal(conn, "journal")
+        if not is_wal_header(head):
+            ensure_wal(conn, "journal")
         conn.execute("PRAGMA journal.synchronous = NORMAL")
         # Ingestion rewrites payloads (re-redacted, or cut to metadata): the old bytes are
         # zeroed, not left in free pages.

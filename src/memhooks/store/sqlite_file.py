@@ -163,14 +163,15 @@ def prepare_file(path: str) -> None:
 
 def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
-    fresh = is_empty(path)
+    head = file_header(path)
     # The timeout is SQLite's busy timeout (sqlite3_busy_timeout): no `PRAGMA busy_timeout`.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     add_functions(conn)
     try:
-        if fresh:
+        if not head:
             fresh_file(conn, "main", journal=os.path.basename(path).endswith("journal.db"))
-        ensure_wal(conn)
+        if not is_wal_header(head):
+            ensure_wal(conn)  # (asking SQLite costs a hook 0.2-0.6 ms: only when the header does not say)
         conn.execute("PRAGMA synchronous = NORMAL")
     except BaseException:
         conn.close()
@@ -178,11 +179,25 @@ def open_file(path: str) -> sqlite3.Connection:
     return conn
 
 
-def is_empty(path: str) -> bool:
+def file_header(path: str) -> bytes:
+    """The first 100 bytes of a database file (b"" for an empty or unreadable one)."""
     try:
-        return os.path.getsize(path) == 0
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        return b""
+    try:
+        return os.pread(fd, 100, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def is_wal_header(head: bytes) -> bool:
+    """Whether a file's header says it is in WAL mode: the SQLite file format's read and
+    write versions (bytes 18 and 19) are 2 for WAL and 1 for a rollback journal. The mode
+    is persistent, so a file that says WAL is opened in WAL mode by SQLite itself."""
+    return head[:16] == b"SQLite format 3\x00" and head[18:20] == b"\x02\x02"
 
 
 JOURNAL_PAGE_SIZE = 16384
