@@ -1,5 +1,7 @@
-# shellcheck shell=bash
+# shellcheck shell=sh
 # Sourced by the hooks/ and bin/ shims (kept out of bin/, which Claude Code puts on the agent's PATH): pick the Python that runs memhooks (plugin mode).
+# POSIX sh (the hooks run under sh, which is dash on Debian: about 1 ms less per hook than
+# bash); the bin/ shims that bash runs source it too. The caller sets _mh_d, its own folder.
 #
 # Sets MEMHOOKS_ROOT (the plugin/checkout root), MEMHOOKS_ENTRY, MEMHOOKS_BOOTSTRAP,
 # MEMHOOKS_STATE (where the cached answer and the plugin's venv live), PY (the python for the
@@ -7,10 +9,9 @@
 # has the dependencies; may be empty). Order: $MEMHOOKS_PYTHON, then the answer SessionStart
 # cached in $MEMHOOKS_STATE/python.marker (a python3 on PATH with the dependencies, else the
 # plugin's venv), then the interpreter recorded in $MEMHOOKS_STATE/hot.python, then python3 on
-# PATH (whose first run records its real interpreter in hot.python). Bash builtins only on this path: it runs
+# PATH (whose first run records its real interpreter in hot.python). Shell builtins only on this path: it runs
 # on every PostToolUse.
-case "${BASH_SOURCE[0]}" in */*) _mh_lib="${BASH_SOURCE[0]%/*}" ;; *) _mh_lib=. ;; esac
-MEMHOOKS_ROOT="$_mh_lib/.."
+MEMHOOKS_ROOT="${_mh_d:-.}/.."
 MEMHOOKS_ENTRY="$MEMHOOKS_ROOT/src/memhooks/_entry.py"
 MEMHOOKS_BOOTSTRAP="$MEMHOOKS_ROOT/src/memhooks/bootstrap.py"
 
@@ -21,7 +22,7 @@ _mh_abs() {
   _mh_p="$1"
   case "$_mh_p" in
     "") return 0 ;;
-    [[:space:]]* | *[[:space:]])  # (bash's trimming idiom is slow: only when needed)
+    [[:space:]]* | *[[:space:]])  # (the trimming idiom is slow: only when needed)
       _mh_p="${_mh_p#"${_mh_p%%[![:space:]]*}"}"
       _mh_p="${_mh_p%"${_mh_p##*[![:space:]]}"}" ;;
   esac
@@ -32,10 +33,12 @@ _mh_abs() {
     "~"?*)
       _mh_u="${_mh_p%%/*}"
       _mh_u="${_mh_u#"~"}"
-      if [[ $_mh_u =~ ^[A-Za-z0-9._][A-Za-z0-9._-]*$ ]]; then
-        eval "_mh_h=~$_mh_u"  # a checked user name: tilde expansion only
-        if [ "$_mh_h" != "~$_mh_u" ]; then _mh_p="$_mh_h${_mh_p#"~$_mh_u"}"; fi
-      fi ;;
+      case "$_mh_u" in
+        "" | [!A-Za-z0-9._]* | *[!A-Za-z0-9._-]*) ;;  # not a plain user name: left as it is
+        *)
+          eval "_mh_h=~$_mh_u"  # a checked user name: tilde expansion only
+          if [ "$_mh_h" != "~$_mh_u" ]; then _mh_p="$_mh_h${_mh_p#"~$_mh_u"}"; fi ;;
+      esac ;;
   esac
   case "$_mh_p" in /*) ;; *) _mh_p="" ;; esac
 }

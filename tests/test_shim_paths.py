@@ -1,4 +1,4 @@
-"""The bash shims read path settings exactly as memhooks.config does: `~` (and `~user`) is
+"""The shims (POSIX sh, run by sh and by bash alike) read path settings exactly as memhooks.config does: `~` (and `~user`) is
 expanded, a relative CLAUDE_PLUGIN_DATA / MEMHOOKS_DB / XDG_DATA_HOME is ignored, and a
 relative MEMHOOKS_PYTHON is never run. Every hook and every bin shim runs as a subprocess
 from inside a project folder (the hook's cwd); nothing is ever created in it."""
@@ -41,8 +41,11 @@ def python_launcher(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def world(tmp_path):
+SHELLS = [sh for sh in ("/bin/sh", "/bin/bash") if os.path.exists(sh)]
+
+
+@pytest.fixture(params=SHELLS)
+def world(tmp_path, request):
     """A HOME, a project folder (the cwd of every run) holding a hostile `venv/bin/python` and
     `python3`, and a PATH whose python3 has the dependencies."""
     home = tmp_path / "home"
@@ -56,13 +59,14 @@ def world(tmp_path):
         hostile.chmod(0o755)
     bindir = tmp_path / "bin"
     python_launcher(bindir / "python3")
-    for tool in ("bash", "cat", "mkdir"):
+    for tool in ("bash", "sh", "cat", "mkdir"):
         (bindir / tool).symlink_to(f"/bin/{tool}" if os.path.exists(f"/bin/{tool}") else f"/usr/bin/{tool}")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CLAUDE_", "MEMHOOKS_", "PYTHON", "VIRTUAL_ENV", "XDG_"))}
     env.update(PATH=str(bindir), HOME=str(home), CLAUDE_PROJECT_DIR=str(project), MEMHOOKS_OFFLINE="1",
                MEMHOOKS_NO_SPAWN="1", MEMHOOKS_VENV_WAIT_S="0")
-    return {"home": home, "project": project, "env": env, "ran": ran, "tmp": tmp_path}
+    return {"home": home, "project": project, "env": env, "ran": ran, "tmp": tmp_path,
+            "shell": request.param}
 
 
 def tree(folder: Path) -> set[str]:
@@ -73,7 +77,8 @@ def run_all(world, **settings) -> None:
     env = dict(world["env"], **settings)
     for shim, args, stdin in SHIMS:
         data = json.dumps({**stdin, "cwd": str(world["project"])}) if isinstance(stdin, dict) else (stdin or "")
-        proc = subprocess.run(["/bin/bash", str(ROOT / shim), *args], input=data, text=True, env=env,
+        shell = "/bin/bash" if shim == "bin/memhooks-mcp" else world["shell"]  # (a bash script)
+        proc = subprocess.run([shell, str(ROOT / shim), *args], input=data, text=True, env=env,
                               capture_output=True, timeout=120, cwd=world["project"])
         if shim == "bin/memhooks-mcp":
             assert proc.returncode in (0, 1), proc.stderr  # no client: the server ends at EOF
@@ -155,12 +160,12 @@ def test_shim_and_python_agree_on_the_state_folder(world):
         {"CLAUDE_PLUGIN_DATA": "~root/pd"},
         {"CLAUDE_PLUGIN_DATA": "~no-such-user-here/pd"},
     ]
-    probe = (f'. "{ROOT}/lib/python.sh"; printf "%s" "$MEMHOOKS_STATE"')
+    probe = (f'_mh_d="{ROOT}/bin"; . "{ROOT}/lib/python.sh"; printf "%s" "$MEMHOOKS_STATE"')
     py = ("import sys; sys.path.insert(0, sys.argv[1]); import bootstrap;"
           " print(bootstrap.default_state_dir(), end='')")
     for case in cases:
         env = dict(world["env"], **case)
-        shim = subprocess.run(["/bin/bash", "-c", probe], env=env, capture_output=True, text=True,
+        shim = subprocess.run([world["shell"], "-c", probe], env=env, capture_output=True, text=True,
                               cwd=world["project"]).stdout
         python = subprocess.run([sys.executable, "-I", "-S", "-c", py, str(ROOT / "src" / "memhooks")],
                                 env=env, capture_output=True, text=True, cwd=world["project"]).stdout
@@ -184,3 +189,13 @@ def test_config_reads_the_same_forms(world, monkeypatch):
     assert config.db_path() == str(world["home"] / "pd" / "memhooks.db")
     monkeypatch.setenv("MEMHOOKS_DB", "rel.db")
     assert config.db_path() == str(world["home"] / "pd" / "memhooks.db")
+
+
+def test_a_store_folder_with_quotes_reaches_the_env_file_quoted(world):
+    env_file = world["tmp"] / "session.env"
+    data = world["tmp"] / "it's \"pd\" $HOME `x`"
+    run_all(world, CLAUDE_PLUGIN_DATA=str(data), CLAUDE_ENV_FILE=str(env_file))
+    read = subprocess.run([world["shell"], "-c", '. "$1"; printf "%s" "$MEMHOOKS_DB"', "-", str(env_file)],
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert read.stdout == f"{data}/memhooks.db", (env_file.read_text(), read.stdout)
+    assert (data / "memhooks.db").is_file()
