@@ -58,3 +58,25 @@ def test_journal_reads(store):
         rows = queries.pending_events(conn, 0, 10)
         assert [(r["payload"], r["project"]) for r in rows] == [('{"hook_event_name": "PostToolUse"}', "/p")]
         assert queries.integrity(conn) == ["ok"]
+
+
+def test_project_tier1_answers_many_keys_at_once(store):
+    """SessionStart asks for every ranked dependency in one call: more keys than one statement
+    binds (500 a statement), repeated keys, keys without a row, another project's rows."""
+    from memhooks.names import normalize
+    from memhooks.store.projections import upsert_tier1
+
+    names = [f"lib-{i}" for i in range(1200)]
+    with closing(connect(str(store))) as conn:
+        with transaction(conn):
+            for i, name in enumerate(names[:1100]):
+                upsert_tier1(conn, project="/p", name=name, library_id=f"/org/lib-{i}", origin="write", ttl_s=3600,
+                             provenance="capture", ecosystem="npm")
+            upsert_tier1(conn, project="/other", name="lib-1150", library_id="/org/x", origin="write", ttl_s=3600,
+                         provenance="capture", ecosystem="npm")
+        keys = [normalize(n, "npm") for n in names] + [normalize("lib-3", "npm")]
+        rows = queries.project_tier1(conn, "/p", keys)
+        assert len(rows) == 1100
+        assert rows[normalize("lib-999", "npm")]["library_id"] == "/org/lib-999"
+        assert normalize("lib-1150", "npm") not in rows  # another project's row
+        assert queries.project_tier1(conn, "/p", []) == {}

@@ -1,13 +1,12 @@
 """Every read query of the store, in one place (standard library only: the hot paths import
 it, so nothing here imports json or re at import time).
 
-Writers live in memhooks.store (projections) and memhooks.store.journal (events); this
-module only reads. Readers (lc-cache-*, the serve decision, the SessionStart fast path,
-search, library lookup, stats, the MCP tools, the warm, the ingester, doctor) call these
-functions and do no SQL of their own. Rows come back as `sqlite3.Row` (read by column
-name, whatever the connection's row factory) or as plain values. Every value is bound as a
-parameter; the only text joined into a statement is built here from constants
-(placeholders, column lists, scope conditions).
+Writers live in memhooks.store (projections) and memhooks.store.journal (events); this module
+only reads. Readers (lc-cache-*, the serve decision, the SessionStart fast path, search, library
+lookup, stats, the MCP tools, the warm, the ingester, doctor) call these functions and do no SQL
+of their own. Rows come back as `sqlite3.Row` (read by column name, whatever the connection's
+row factory) or as plain values. Every value is bound as a parameter; the only text joined into
+a statement is built here from constants (placeholders, column lists, scope conditions).
 """
 
 import time
@@ -46,8 +45,7 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
         ("global", "loose_key = ?", (loose,)),
     )
     for scope, where, params in attempts:
-        row = _rows(conn, f"SELECT {cols} FROM tier1 WHERE {where}{fresh}",
-                           (*params, now)).fetchone()
+        row = _rows(conn, f"SELECT {cols} FROM tier1 WHERE {where}{fresh}", (*params, now)).fetchone()
         if row is not None:
             return {"name": name, "library_id": row["library_id"], "version": row["version"],
                     "versioned_id": row["versioned_id"], "origin": row["origin"],
@@ -123,13 +121,16 @@ def warm_state_rows(conn) -> list:
     return conn.execute("SELECT project, fingerprint, files, dirs, ranked FROM warm_state").fetchall()
 
 
-def project_tier1(conn, project: str, name_key: str):
-    """This project's tier1 row for a name key (fresh or not), or None."""
-    return _rows(
-        conn,
-        "SELECT library_id, version, versioned_id, matched, expires_at FROM tier1"
-        " WHERE project = ? AND name_key = ?", (project, name_key),
-    ).fetchone()
+def project_tier1(conn, project: str, name_keys) -> dict:
+    """This project's tier1 rows (fresh or not) by name key, for the keys that have one: one
+    statement per 500 keys (a SessionStart asks for every ranked dependency at once)."""
+    keys, out = list(dict.fromkeys(name_keys)), {}
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        out.update((r["name_key"], r) for r in _rows(
+            conn, "SELECT name_key, library_id, version, versioned_id, matched, expires_at FROM tier1"
+            f" WHERE project = ? AND name_key IN ({','.join('?' * len(chunk))})", (project, *chunk)))
+    return out
 
 
 def library_versions(conn, library_id: str) -> str | None:
@@ -236,8 +237,7 @@ def main_file(conn) -> str:
 
 def _value(conn, sql: str, params=()):
     """The one value a one-column, one-row query returns (None for no row)."""
-    row = conn.execute(sql, params).fetchone()
-    return None if row is None else row[0]
+    return next(iter(conn.execute(sql, params).fetchone() or (None,)))
 
 
 def _column(conn, sql: str, params=()) -> list:

@@ -28,10 +28,11 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
     from memhooks.names import normalize
     from memhooks.store.queries import project_tier1
 
+    keys = [normalize(dep["name"], dep.get("ecosystem")) for dep in ranked]
+    rows = project_tier1(conn, project, keys)
     entries, complete = [], True
-    for dep in ranked:
-        key = normalize(dep["name"], dep.get("ecosystem"))
-        row = project_tier1(conn, project, key)
+    for dep, key in zip(ranked, keys, strict=True):
+        row = rows.get(key)
         if row is None or row["expires_at"] <= now:
             complete = False
             continue

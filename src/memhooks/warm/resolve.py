@@ -107,7 +107,7 @@ def _known_versions(conn, library_id: str) -> list[str]:
 
 
 def _fresh_project_entry(conn, project: str, key: str, now: float):
-    row = queries.project_tier1(conn, project, key)
+    row = queries.project_tier1(conn, project, [key]).get(key)
     return row if row is not None and row["expires_at"] > now else None
 
 
