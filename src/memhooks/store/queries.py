@@ -124,7 +124,7 @@ def warm_state_rows(conn) -> list:
 def project_tier1(conn, project: str, name_keys) -> dict:
     """This project's tier1 rows (fresh or not) by name key, for the keys that have one: one
     statement per 500 keys (a SessionStart asks for every ranked dependency at once)."""
-    keys, out = list(dict.fromkeys(name_keys)), {}
+    keys, out = list(dict.fromkeys(name_keys)), dict[str, sqlite3.Row]()
     for i in range(0, len(keys), 500):
         chunk = keys[i:i + 500]
         out.update((r["name_key"], r) for r in _rows(
