@@ -53,6 +53,25 @@ def _upkeep(db: str, fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+def _handed_lock(args: list[str], lock: str) -> int | None:
+    """The lock a hook took and handed over (memhooks.detach: `--lock-fd=N`, an inherited
+    descriptor of the lock file, already locked), or None when there is none (an ingester
+    started another way, or N is not that file: then the lock is taken as usual)."""
+    for arg in args:
+        if arg.startswith("--lock-fd="):
+            try:
+                fd = int(arg.split("=", 1)[1])
+                held, path = os.fstat(fd), os.stat(lock)
+                if fd < 3 or (held.st_dev, held.st_ino) != (path.st_dev, path.st_ino):
+                    return None
+                os.set_inheritable(fd, False)  # not passed on to this process's own children
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held already: confirms it
+                return fd
+            except (ValueError, OSError):
+                return None
+    return None
+
+
 def main(args: list[str], after_ingest=None) -> int:
     """Ingest until nothing is pending, then run `after_ingest(db, background)`, the work
     the caller hands over (memhooks._launch: the team push); never raises."""
@@ -61,14 +80,16 @@ def main(args: list[str], after_ingest=None) -> int:
     try:
         db = db_path()
         background = "--background" in args
-        fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            # In the background, a running ingester is enough; in the foreground
-            # (a reader that needs fresh answers) wait for it, then look again.
-            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if background else 0))
-        except OSError:
-            os.close(fd)
-            return 0
+        fd = _handed_lock(args, db + ".ingest.lock") if background else None
+        if fd is None:
+            fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                # In the background, a running ingester is enough; in the foreground
+                # (a reader that needs fresh answers) wait for it, then look again.
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if background else 0))
+            except OSError:
+                os.close(fd)
+                return 0
         try:
             # pydantic, which the check above found: only once this process holds the lock
             from memhooks.ingest.pipeline import ingest_pending  # noqa: PLC0415 - lazy: see above
