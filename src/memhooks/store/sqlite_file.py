@@ -216,6 +216,30 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
     conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
 
 
+def connect_journal(db: str | None = None) -> sqlite3.Connection:
+    """The journal alone (the capture hook's one insert). A damaged journal is moved
+    aside and capture goes on in a fresh one."""
+    # lazy: config once a journal is opened, health only to heal a damaged one
+    from memhooks.config import db_path, journal_path
+
+    path = journal_path(db or db_path())
+    for healed in (False, True):
+        try:
+            conn = open_file(path)
+            try:
+                ensure_journal_schema(conn, "main")
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        except sqlite3.DatabaseError as exc:
+            from memhooks.store import health
+
+            if healed or not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
+                raise
+    raise AssertionError("unreachable")
+
+
 def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> None:
     """Apply the journal's migrations (memhooks.store.journal_migrations) that the file in
     `schema` (`main` when opened alone) lacks; an up-to-date journal costs one pragma."""
