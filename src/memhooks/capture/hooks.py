@@ -33,7 +33,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
     # lazy: hot path (see _journal_stdin); health and the spool only when the journal fails
     from memhooks.capture.payload import metadata_only, prepare, tool_name_of
-    from memhooks.config import project_dir
+    from memhooks.config import journal_path, project_dir
     from memhooks.store.journal import TOOL_HOOKS
 
     state: str | None = None
@@ -66,7 +66,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
                 if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
                     raise
                 continue
-            _leave_open(conn)
+            _leave_open(conn, journal_path(db))
             return event_id
         return None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
@@ -86,13 +86,21 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
 _LEFT_OPEN: list = []
 
 
-def _leave_open(conn) -> None:
+def _leave_open(conn, path: str) -> None:
     """Keep the journal connection of a hook that is about to end (memhooks._launch._leave
     exits without the interpreter's teardown). The event is committed; what closing would
     add is the last connection's WAL checkpoint: two fsyncs and the removal of the -wal and
     -shm files, which the next hook then creates again (two more fsyncs): ~4 ms of a ~20 ms
     hook. The ingester this hook starts checkpoints when it closes; a process that ends
-    without closing is a case SQLite is built for (the WAL is the commit)."""
+    without closing is a case SQLite is built for (the WAL is the commit). A WAL past
+    HOOK_WAL_BYTES is checkpointed and truncated here (store.sqlite_file.trim_wal)."""
+    # lazy: hot path (-I -S): sqlite_file is loaded already by the journal's open
+    from memhooks.store.sqlite_file import trim_wal
+
+    try:
+        trim_wal(conn, path)
+    except Exception:  # noqa: BLE001 - the event is committed; a later hook or the ingester trims
+        pass
     _LEFT_OPEN.append(conn)
 
 

@@ -216,6 +216,33 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
     conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
 
 
+# A hook ends without closing its journal connection (capture.hooks._leave_open): the next
+# one to open the journal is then its first connection and rebuilds the WAL's index by
+# reading the whole WAL (about 1 ms a MB here), and forgets what was checkpointed, so the WAL
+# never starts over. The ingester's close resets it; with no ingester running (SessionStarts
+# alone, a plugin whose venv is still being built), ~64 KB an event made a 12 MB WAL and
+# +12 ms for every hook after ~200 SessionStarts. So a hook that finds the WAL past this size
+# checkpoints it and truncates it (trim_wal).
+HOOK_WAL_BYTES = 1024 * 1024
+
+
+def trim_wal(conn: sqlite3.Connection, path: str, limit: int = HOOK_WAL_BYTES) -> bool:
+    """Checkpoint the WAL of `path` into the file and truncate it, when it is over `limit`
+    bytes and no other connection reads it (another one, an ingester, resets it when it
+    closes: this never waits for it). Whether it was truncated. Raises sqlite3.Error."""
+    try:
+        if os.path.getsize(path + "-wal") <= limit:
+            return False
+    except OSError:
+        return False
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return not busy
+
+
 def connect_journal(db: str | None = None) -> sqlite3.Connection:
     """The journal alone (the capture hook's one insert). A damaged journal is moved
     aside and capture goes on in a fresh one."""
