@@ -60,3 +60,13 @@ def test_a_file_in_rollback_mode_is_switched_to_wal_and_a_wal_file_is_not_asked(
     fresh = open_file(str(tmp_path / "new.db"))
     fresh.close()
     assert is_wal_header(file_header(str(tmp_path / "new.db")))
+
+
+def test_reading_the_header_of_a_fifo_does_not_wait_for_a_writer(tmp_path):
+    import os
+
+    from memhooks.store.sqlite_file import file_header
+
+    fifo = tmp_path / "journal.db"
+    os.mkfifo(fifo)
+    assert file_header(str(fifo)) == b""  # (an open without O_NONBLOCK would block here)

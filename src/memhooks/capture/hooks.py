@@ -33,7 +33,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
     when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
     # lazy: hot path (see _journal_stdin); health and the spool only when the journal fails
     from memhooks.capture.payload import metadata_only, prepare, tool_name_of
-    from memhooks.config import journal_path, project_dir
+    from memhooks.config import project_dir
     from memhooks.store.journal import TOOL_HOOKS
 
     state: str | None = None
@@ -66,7 +66,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
                 if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
                     raise
                 continue
-            _leave_open(conn, journal_path(db))
+            _leave_open(conn)
             return event_id
         return None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: spool it
@@ -86,22 +86,31 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
 _LEFT_OPEN: list = []
 
 
-def _leave_open(conn, path: str) -> None:
+def _leave_open(conn) -> None:
     """Keep the journal connection of a hook that is about to end (memhooks._launch._leave
     exits without the interpreter's teardown). The event is committed; what closing would
     add is the last connection's WAL checkpoint: two fsyncs and the removal of the -wal and
     -shm files, which the next hook then creates again (two more fsyncs): ~4 ms of a ~20 ms
     hook. The ingester this hook starts checkpoints when it closes; a process that ends
-    without closing is a case SQLite is built for (the WAL is the commit). A WAL past
-    HOOK_WAL_BYTES is checkpointed and truncated here (store.sqlite_file.trim_wal)."""
-    # lazy: hot path (-I -S): sqlite_file is loaded already by the journal's open
+    without closing is a case SQLite is built for (the WAL is the commit). When no ingester
+    is started, _trim_journal keeps the WAL small instead."""
+    _LEFT_OPEN.append(conn)
+
+
+def _trim_journal(db: str) -> None:
+    """No ingester was started (none needed, one running already, or MEMHOOKS_NO_SPAWN): a
+    journal WAL past HOOK_WAL_BYTES is checkpointed and truncated by this hook (store.
+    sqlite_file.trim_wal), or the hooks after it would each re-read it whole."""
+    if not _LEFT_OPEN:
+        return
+    # lazy: hot path (-I -S): loaded already by the journal's open
+    from memhooks.config import journal_path
     from memhooks.store.sqlite_file import trim_wal
 
     try:
-        trim_wal(conn, path)
+        trim_wal(_LEFT_OPEN[-1], journal_path(db))
     except Exception:  # noqa: BLE001 - the event is committed; a later hook or the ingester trims
         pass
-    _LEFT_OPEN.append(conn)
 
 
 def _other_work(db: str, event_id: int | None) -> bool:
@@ -138,7 +147,8 @@ def post_tool_use() -> int:
     try:
         db, _, raw = _journal_stdin("PostToolUse")
         if db is not None:
-            spawn_ingest(db)
+            if not spawn_ingest(db):
+                _trim_journal(db)
             from memhooks.recall.fallback import fallback_output
 
             out = fallback_output(raw, db)
@@ -290,9 +300,11 @@ def session_start(after_warm=None) -> int:
         out = fast_output(db, project)
         if out is None:
             out = _warm_output(db, project, after_warm)
-            spawn_ingest(db)
-        elif _other_work(db, event_id):
-            spawn_ingest(db)
+            started = spawn_ingest(db)
+        else:
+            started = _other_work(db, event_id) and spawn_ingest(db)
+        if not started:
+            _trim_journal(db)
         if out is None:  # the warm ran out of time or could not run: say what is cached
             from memhooks.warm.fastpath import status_output
 

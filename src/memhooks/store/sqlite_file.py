@@ -182,7 +182,7 @@ def open_file(path: str) -> sqlite3.Connection:
 def file_header(path: str) -> bytes:
     """The first 100 bytes of a database file (b"" for an empty or unreadable one)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a fifo put there meanwhile: no wait)
     except OSError:
         return b""
     try:
@@ -219,10 +219,10 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
 # A hook ends without closing its journal connection (capture.hooks._leave_open): the next
 # one to open the journal is then its first connection and rebuilds the WAL's index by
 # reading the whole WAL (about 1 ms a MB here), and forgets what was checkpointed, so the WAL
-# never starts over. The ingester's close resets it; with no ingester running (SessionStarts
+# never starts over. The ingester's close resets it; with no ingester started (SessionStarts
 # alone, a plugin whose venv is still being built), ~64 KB an event made a 12 MB WAL and
-# +12 ms for every hook after ~200 SessionStarts. So a hook that finds the WAL past this size
-# checkpoints it and truncates it (trim_wal).
+# +12 ms for every hook after ~200 SessionStarts. So a hook that starts no ingester and finds
+# the WAL past this size checkpoints it and truncates it (trim_wal).
 HOOK_WAL_BYTES = 1024 * 1024
 
 
