@@ -8,7 +8,6 @@ import os
 import sqlite3
 
 from conftest import journal_file, load_payload, run_hook
-
 from memhooks.store.sqlite_file import HOOK_WAL_BYTES, connect_journal, trim_wal
 
 
