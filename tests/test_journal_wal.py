@@ -8,7 +8,8 @@ import os
 import sqlite3
 
 from conftest import journal_file, load_payload, run_hook
-from memhooks.store.sqlite_file import HOOK_WAL_BYTES, connect_journal, trim_wal
+from memhooks.store.connect import connect_journal
+from memhooks.store.sqlite_file import HOOK_WAL_BYTES, trim_wal
 
 
 def test_hooks_without_an_ingester_keep_the_wal_under_the_limit(store):

@@ -56,6 +56,11 @@ ID_SAME, ID_PARA, ID_OTHER = (f"toolu_e2e_s0_{i}" for i in range(3))
 def sessions(tmp_path_factory: pytest.TempPathFactory, claude_bin):
     env = harness.E2EEnv(tmp_path_factory.mktemp("e2e-fallback"), claude_bin)
     first = env.run("Look up React effect cleanup.", SESSION1)
+    # The capture must be in the store before the clock starts: a document's capture time
+    # is when it was ingested, and a hook may still be journaling as the CLI exits.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _captured(env):
+        time.sleep(0.2)
     env.wait_ingested(timeout=30)
     time.sleep(1.5)  # older than the one-second tier2 TTL of session 2
     env.extra_env.update(STUB_C7_FAIL="rate-limit", STUB_C7_ISERROR=PARAPHRASE,
@@ -63,6 +68,13 @@ def sessions(tmp_path_factory: pytest.TempPathFactory, claude_bin):
     second = env.run("Look it up again, and something else.", SESSION2)
     env.wait_ingested(timeout=30)
     return env, first, second
+
+
+def _captured(env: harness.E2EEnv) -> bool:
+    try:
+        return env.query("SELECT count(*) FROM documents")[0][0] > 0
+    except Exception:  # the store may not exist yet
+        return False
 
 
 def _result_block(r: harness.SessionResult, tool_use_id: str) -> dict | None:

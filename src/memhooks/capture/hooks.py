@@ -50,8 +50,8 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
         error = "empty payload"
     project = project_dir()
     try:
+        from memhooks.store.connect import connect_journal
         from memhooks.store.journal import append
-        from memhooks.store.sqlite_file import connect_journal
 
         for attempt in (1, 2):
             conn = connect_journal(db)

@@ -18,7 +18,6 @@ import os
 
 from memhooks._lean import sqlite3
 from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
-from memhooks.store.sqlite_file import connect_journal as connect_journal  # the journal alone
 from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import (
     ensure_journal_schema,
@@ -96,6 +95,30 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def connect_journal(db: str | None = None) -> sqlite3.Connection:
+    """The journal alone (the capture hook's one insert). A damaged journal is moved
+    aside and capture goes on in a fresh one."""
+    # lazy: see connect()
+    from memhooks.config import db_path, journal_path
+
+    path = journal_path(db or db_path())
+    for healed in (False, True):
+        try:
+            conn = open_file(path)
+            try:
+                ensure_journal_schema(conn, "main")
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        except sqlite3.DatabaseError as exc:
+            from memhooks.store import health
+
+            if healed or not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
+                raise
+    raise AssertionError("unreachable")
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:

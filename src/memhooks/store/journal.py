@@ -327,16 +327,12 @@ DRAIN_CHECKPOINT_FILES = 64
 
 
 def _checkpoint(conn) -> None:
-    """TRUNCATE holds the write lock while it waits for readers: wait 200 ms at most (a hook
+    """Every attached file's WAL written back and truncated, waiting 200 ms at most (a hook
     appending meanwhile waits no longer); a busy checkpoint is tried again at the next step."""
     # lazy: only a spool drain checkpoints
-    from memhooks.store.sqlite_file import BUSY_TIMEOUT_MS
+    from memhooks.store.sqlite_file import checkpoint_truncate
 
     try:
-        conn.execute("PRAGMA busy_timeout = 200")
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()  # every attached file
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    except Exception:  # noqa: BLE001
+        checkpoint_truncate(conn, wait_ms=200)
+    except Exception:  # noqa: BLE001 - tried again at the next step
         pass

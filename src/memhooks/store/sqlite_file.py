@@ -235,36 +235,18 @@ def trim_wal(conn: sqlite3.Connection, path: str, limit: int = HOOK_WAL_BYTES) -
             return False
     except OSError:
         return False
-    conn.execute("PRAGMA busy_timeout = 0")
+    return checkpoint_truncate(conn, wait_ms=0)
+
+
+def checkpoint_truncate(conn: sqlite3.Connection, wait_ms: int) -> bool:
+    """Write the WAL of every file of the connection back and truncate it, waiting at most
+    `wait_ms` for readers and writers (TRUNCATE holds the write lock while it waits, so a
+    hook appending meanwhile waits no longer). Whether it completed. Raises sqlite3.Error."""
+    conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
     try:
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not any(row[0] for row in conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    return not busy
-
-
-def connect_journal(db: str | None = None) -> sqlite3.Connection:
-    """The journal alone (the capture hook's one insert). A damaged journal is moved
-    aside and capture goes on in a fresh one."""
-    # lazy: config once a journal is opened, health only to heal a damaged one
-    from memhooks.config import db_path, journal_path
-
-    path = journal_path(db or db_path())
-    for healed in (False, True):
-        try:
-            conn = open_file(path)
-            try:
-                ensure_journal_schema(conn, "main")
-            except BaseException:
-                conn.close()
-                raise
-            return conn
-        except sqlite3.DatabaseError as exc:
-            from memhooks.store import health
-
-            if healed or not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
-                raise
-    raise AssertionError("unreachable")
 
 
 def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> None:
