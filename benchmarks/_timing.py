@@ -78,3 +78,20 @@ def floor_line() -> str:
     b = statistics.median(run_once(BASELINE) for _ in range(MIN_ROUNDS))
     return (f"interpreter {PYTHON} ({sys.version.split()[0]}): `python -c pass` {b * 1000:.1f} ms, "
             f"`python -I -S -c pass` {f * 1000:.1f} ms (the floor)")
+
+
+def wait_ingester(db: str, timeout: float = 120) -> None:
+    """Wait while a detached ingester of the store `db` runs (it holds `db.ingest.lock`)."""
+    import fcntl
+
+    lock = db + ".ingest.lock"
+    deadline = time.monotonic() + timeout
+    while os.path.exists(lock) and time.monotonic() < deadline:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            time.sleep(0.1)
+        finally:
+            os.close(fd)

@@ -32,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
-from _timing import PYTHON, compare, floor_line, run_once
+from _timing import PYTHON, compare, floor_line, run_once, wait_ingester
 from capture import payload as query_docs_payload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,25 +74,6 @@ def _wait_for_plugin_venv(data: str, start: bytes, env: dict, limit_s: float = 6
         time.sleep(1)
     subprocess.run([os.path.join(ROOT, "hooks", "session-start")], input=start, env=env,
                    capture_output=True, timeout=60)
-
-
-def _settle(data: str, limit_s: float = 120) -> None:
-    """Wait while a detached ingester started by an earlier row (the lookups' reads log is
-    folded by the next hook's ingester) still runs: a row times its own command, not that
-    background work competing for the CPU and the journal."""
-    import fcntl
-
-    lock = os.path.join(data, "memhooks.db.ingest.lock")
-    deadline = time.monotonic() + limit_s
-    while os.path.exists(lock) and time.monotonic() < deadline:
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except OSError:
-            time.sleep(0.1)
-        finally:
-            os.close(fd)
 
 
 def mcp_initialize_ms(env: dict, rounds: int) -> dict:
@@ -153,7 +134,7 @@ def main() -> None:
             # once first, then settle: a hook may start an ingester for what earlier rows left
             # (the lookups' reads log), which would otherwise run through this row's rounds
             run_once(argv, kw.get("stdin"), kw.get("env"))
-            _settle(data)
+            wait_ingester(os.path.join(data, "memhooks.db"))
             results.append(compare(label, argv, **kw))
 
     tmp = tempfile.mkdtemp(prefix="memhooks-hot-")

@@ -34,6 +34,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
+from _timing import wait_ingester
+
 PYTHON = os.environ.get("MEMHOOKS_BENCH_PYTHON") or sys.executable
 BIN = os.path.join(ROOT, "bin")
 HOOK = os.path.join(ROOT, "hooks", "post-tool-use")
@@ -174,25 +176,8 @@ def main() -> None:
         for w in workers:
             if w.poll() is None:
                 w.wait(timeout=120)
-        _wait_ingester(os.path.join(tmp, "data", "memhooks.db"))
+        wait_ingester(os.path.join(tmp, "data", "memhooks.db"))
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _wait_ingester(db: str, timeout: float = 120) -> None:
-    """Let the detached ingester the workers started finish before the folder goes."""
-    import fcntl
-
-    lock = db + ".ingest.lock"
-    deadline = time.time() + timeout
-    while os.path.exists(lock) and time.time() < deadline:
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except OSError:
-            time.sleep(0.2)
-        finally:
-            os.close(fd)
 
 
 if __name__ == "__main__":

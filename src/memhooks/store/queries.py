@@ -237,7 +237,7 @@ def main_file(conn) -> str:
 
 def _value(conn, sql: str, params=()):
     """The one value a one-column, one-row query returns (None for no row)."""
-    return next(iter(conn.execute(sql, params).fetchone() or (None,)))
+    return None if (row := conn.execute(sql, params).fetchone()) is None else row[0]
 
 
 def _column(conn, sql: str, params=()) -> list:
