@@ -33,13 +33,9 @@ def _ingest_once(db: str, ingest_pending, connect) -> None:
                 raise
 
 
-def _upkeep(db: str, fd: int) -> None:
-    """After ingesting, under the lock again (skipped when another ingester has it): pack the
-    settled events and hold the store to its size cap (memhooks.store.prune)."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return
+def _upkeep(db: str) -> None:
+    """After ingesting, still under the lock: pack the settled events and hold the store to
+    its size cap (memhooks.store.prune)."""
     try:
         with closing(connect(db)) as conn:
             report = enforce_cap(conn, db)
@@ -49,8 +45,6 @@ def _upkeep(db: str, fd: int) -> None:
                       f"{report.after} bytes")
     except Exception:  # noqa: BLE001 - the next ingest tries again
         log_exception("size cap")
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _handed_lock(args: list[str], lock: str) -> int | None:
@@ -99,8 +93,10 @@ def main(args: list[str], after_ingest=None) -> int:
             health.salvage_journals(db)  # rows still readable in a journal moved aside
             while True:
                 _ingest_once(db, ingest_pending, connect)
-                # Release, then look again: a hook that journaled after our last
-                # pass saw the lock held and relies on this re-check.
+                if background:
+                    _upkeep(db)  # never for a reader waiting on fresh answers
+                # The lock is released once, when the work is done; then look again: a
+                # hook that journaled meanwhile saw the lock held and relies on this.
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 if not _has_pending(db):
                     break
@@ -108,8 +104,6 @@ def main(args: list[str], after_ingest=None) -> int:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
                     break
-            if background:
-                _upkeep(db, fd)  # never for a reader waiting on fresh answers
         finally:
             os.close(fd)
         if after_ingest is not None:
