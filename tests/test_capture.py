@@ -81,6 +81,28 @@ def test_hook_journals_then_ingests_every_source(store):
             assert rows[0][2] == source, name
 
 
+def test_a_backlog_keeps_when_each_text_was_fetched(store):
+    """An event ingested late (no ingester ran for an hour) dates its capture, document and
+    tier2 entry by when the hook received it, not by when it was ingested: a backlog does not
+    make old text look fresh."""
+    import time
+
+    from memhooks.config import tier2_ttl_s
+
+    env = dict(os.environ, MEMHOOKS_NO_SPAWN="1")
+    assert run_hook("post-tool-use", load_payload("c7_query_docs"), env=env).returncode == 0
+    fetched = time.time() - 3600
+    with sqlite3.connect(journal_file(store)) as conn:
+        conn.execute("UPDATE events SET received_at = ?", (fetched,))
+    conn.close()
+    ingest(store)
+    [(captured, created, fetched_at, expires)] = db_rows(
+        store, "SELECT c.captured_at, d.created_at_epoch, t.fetched_at, t.expires_at FROM captures c"
+               " JOIN documents d ON d.id = c.document_id JOIN tier2 t ON t.document_id = d.id")
+    assert abs(captured - fetched) < 1 and abs(created - fetched) < 1 and abs(fetched_at - fetched) < 1
+    assert abs(expires - (fetched + tier2_ttl_s())) < 1  # its lifetime counts from the fetch
+
+
 def test_plugin_and_plain_tool_names_route_the_same(store):
     payload = load_payload("c7_query_docs")
     plain = dict(payload, tool_use_id="t-plain")

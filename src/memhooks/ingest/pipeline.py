@@ -68,7 +68,7 @@ class _Parsed:
     result: AdapterResult | None = None
     columns: dict = field(default_factory=dict)
     payload: str | bytes | None = None  # payload to store back: re-redacted, or a reference
-    at: float | None = None  # original time of an imported event (a transcript's)
+    at: float | None = None  # when it happened: an imported event's own time, else received_at
     blobs: dict = field(default_factory=dict)  # long strings of a reference payload, by SHA-256
 
 
@@ -179,8 +179,9 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
             return 0, exc.reason
     result = p.result
     assert result is not None  # parse_event sets it on every event it leaves "done"
-    # An imported event keeps its original time: its captures and new documents are dated
-    # then, and its tier entries are written only when they would still be fresh.
+    # An event keeps its own time (an imported one its transcript's, any other when the hook
+    # received it): its captures and new documents are dated then, not when a backlog was
+    # ingested, and its tier entries are written only when they would still be fresh.
     at = min(p.at, now) if p.at is not None else now
     doc_ids: list[int | None] = []  # None: refused by admission, or forgotten by the user
     forgot = 0
@@ -387,7 +388,10 @@ def _ingest_rows(conn, report: IngestReport, max_events: int | None, upto: int |
         # Keep each write transaction short (hooks wait on it): split by payload size.
         chunk, size = [], 0
         for r in rows:
-            chunk.append(_parse_row(conn, r["id"], r["payload"], r["project"]))
+            p = _parse_row(conn, r["id"], r["payload"], r["project"])
+            if p.at is None and isinstance(r["received_at"], (int, float)) and r["received_at"] > 0:
+                p.at = float(r["received_at"])  # when the text was fetched, not when ingested
+            chunk.append(p)
             size += len(r["payload"])
             if size >= BATCH_BYTES:
                 _commit_isolated(conn, chunk, report)

@@ -185,10 +185,10 @@ def has_pending(conn, *, besides: int | None = None, answers_only: bool = False)
 
 
 def pending_events(conn, after_id: int, limit: int) -> list:
-    """Pending events (id, payload, project) after `after_id`, oldest first."""
+    """Pending events (id, received_at, payload, project) after `after_id`, oldest first."""
     return _rows(
         conn,
-        "SELECT id, payload, project FROM events WHERE state = 'pending' AND id > ?"
+        "SELECT id, received_at, payload, project FROM events WHERE state = 'pending' AND id > ?"
         " ORDER BY id LIMIT ?", (after_id, limit),
     ).fetchall()
 
