@@ -68,7 +68,8 @@ class _Parsed:
     result: AdapterResult | None = None
     columns: dict = field(default_factory=dict)
     payload: str | bytes | None = None  # payload to store back: re-redacted, or a reference
-    at: float | None = None  # when it happened: an imported event's own time, else received_at
+    at: float | None = None  # original time of an imported event (a transcript's)
+    received_at: float | None = None  # when the hook journaled it
     blobs: dict = field(default_factory=dict)  # long strings of a reference payload, by SHA-256
 
 
@@ -180,9 +181,10 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
     result = p.result
     assert result is not None  # parse_event sets it on every event it leaves "done"
     # An event keeps its own time (an imported one its transcript's, any other when the hook
-    # received it): its captures and new documents are dated then, not when a backlog was
-    # ingested, and its tier entries are written only when they would still be fresh.
-    at = min(p.at, now) if p.at is not None else now
+    # received it): its captures, new documents and tier2 entries are dated then, not when a
+    # backlog was ingested. An imported event's tier1 entries are written only when they
+    # would still be fresh.
+    at = min(p.at if p.at is not None else p.received_at or now, now)
     doc_ids: list[int | None] = []  # None: refused by admission, or forgotten by the user
     forgot = 0
     for doc in result.documents:
@@ -216,8 +218,8 @@ def _project(conn, p: _Parsed, now: float, report: IngestReport) -> tuple[int, s
         except Refused as exc:
             refused(exc)
     for entry in result.tier1:
-        if at + (config.tier1_negative_ttl_s() if entry.library_id is None
-                 else config.tier1_ttl_s()) <= now:
+        if p.at is not None and at + (config.tier1_negative_ttl_s() if entry.library_id is None
+                                      else config.tier1_ttl_s()) <= now:
             continue  # imported, and expired long ago
         try:
             if entry.library_id is None:
@@ -389,8 +391,8 @@ def _ingest_rows(conn, report: IngestReport, max_events: int | None, upto: int |
         chunk, size = [], 0
         for r in rows:
             p = _parse_row(conn, r["id"], r["payload"], r["project"])
-            if p.at is None and isinstance(r["received_at"], (int, float)) and r["received_at"] > 0:
-                p.at = float(r["received_at"])  # when the text was fetched, not when ingested
+            if isinstance(r["received_at"], (int, float)) and r["received_at"] > 0:
+                p.received_at = float(r["received_at"])  # when the text was fetched
             chunk.append(p)
             size += len(r["payload"])
             if size >= BATCH_BYTES:
