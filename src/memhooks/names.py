@@ -136,7 +136,7 @@ def _pypi(name: str) -> bool:
 
 
 def _crates(name: str) -> bool:
-    """crates.io: an ASCII letter first, then letters, digits, `_`, `-` (64 at most)."""
+    """A Rust crate name (Cargo's rule): an ASCII letter first, then letters, digits, `_`, `-` (64 at most)."""
     return len(name) <= 64 and name[0].isalpha() and _word(name, _ALNUM, _CRATE_REST)
 
 
