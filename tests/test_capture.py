@@ -103,6 +103,30 @@ def test_a_backlog_keeps_when_each_text_was_fetched(store):
     assert abs(expires - (fetched + tier2_ttl_s())) < 1  # its lifetime counts from the fetch
 
 
+def test_an_older_fetch_ingested_later_never_replaces_a_newer_tier2_answer(store):
+    """Two fetches of one (library, topic): the later-journaled event was fetched an hour
+    earlier (a backlog, an imported transcript). Tier2 keeps pointing at the newer text."""
+    import time
+
+    env = dict(os.environ, MEMHOOKS_NO_SPAWN="1")
+    newer = load_payload("c7_query_docs")
+    response = json.loads(json.dumps(newer["tool_response"]))
+    response[0]["text"] += "\nAn older copy of this page, fetched before the newer one.\n"
+    older = dict(newer, tool_use_id="t-older", tool_response=response)
+    for p in (newer, older):
+        assert run_hook("post-tool-use", p, env=env).returncode == 0
+    now = time.time()
+    with sqlite3.connect(journal_file(store)) as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM events ORDER BY id")]
+        assert len(ids) == 2
+        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (now - 3600, ids[1]))
+    conn.close()
+    ingest(store)
+    assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 2
+    [(newer_doc,)] = db_rows(store, f"SELECT document_id FROM captures WHERE event_id = {ids[0]}")
+    [(doc, fetched_at)] = db_rows(store, "SELECT document_id, fetched_at FROM tier2")
+    assert doc == newer_doc and abs(fetched_at - now) < 60
+
 def test_plugin_and_plain_tool_names_route_the_same(store):
     payload = load_payload("c7_query_docs")
     plain = dict(payload, tool_use_id="t-plain")

@@ -179,6 +179,27 @@ def test_small_packs_merge_into_full_ones(store, monkeypatch):
     assert snapshot(store) == before
 
 
+def test_a_reindex_keeps_the_later_fetch_when_a_pack_rounds_its_time(store):
+    """A pack keeps times to the millisecond; the newest event stays unpacked. Two fetches of
+    one topic within a millisecond: the packed one's time rounds up past the later one's,
+    and the later fetch must still be tier2's answer, before and after a reindex."""
+    ingest(store)
+    journal(store, [query_docs(i, prose(i, 2000)) for i in range(2)])
+    second_ago = int(time.time()) - 60
+    with closing(sqlite3.connect(journal_file(store))) as conn, conn:
+        first, second = [r[0] for r in conn.execute("SELECT id FROM events ORDER BY id")]
+        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (second_ago + 0.0006, first))
+        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (second_ago + 0.0008, second))
+    ingest(store)
+    assert pack_all(store) == 1  # the first one; the newest stays in `events`
+    [(later_doc,)] = db_rows(store, f"SELECT document_id FROM captures WHERE event_id = {second}")
+    [(later,)] = db_rows(store, f"SELECT content_hash FROM documents WHERE id = {later_doc}")
+    before = snapshot(store)["tier2"]
+    assert [h for (_lib, _topic, h) in before] == [later]
+    reindex(store)
+    assert snapshot(store)["tier2"] == before
+
+
 def test_open_packs_grow_in_steps_within_the_bytes_bound(store, monkeypatch):
     """Small packs are merged into the open pack once they hold a fifth of PACK_EVENTS, so
     it grows in steps and never past PACK_EVENTS; a run stops at MERGE_BYTES of compressed

@@ -179,7 +179,9 @@ def upsert_tier1(conn, *, project: str, name: str, library_id: str | None, origi
 
 def upsert_tier2(conn, *, library_id: str, topic: str, document_id: int, origin: str,
                  ttl_s: float, provenance: str, now: float | None = None) -> None:
-    """Point (library ID, topic) at a document. Raises admission.Refused."""
+    """Point (library ID, topic) at a document, unless the entry there was fetched later (an
+    older fetch ingested after it, from a backlog or an imported transcript, never replaces
+    it). Raises admission.Refused."""
     row = admit_tier2(library_id=library_id, topic=topic, document_id=document_id, origin=origin,
                       ttl_s=ttl_s, now=now, provenance=provenance)
     lid, topic, now = row["library_id"], row["topic"], row["now"]
@@ -189,7 +191,7 @@ def upsert_tier2(conn, *, library_id: str, topic: str, document_id: int, origin:
         " ON CONFLICT (library_key, topic_key) DO UPDATE SET library_id = excluded.library_id,"
         " topic = excluded.topic, document_id = excluded.document_id, origin = excluded.origin,"
         " fetched_at = excluded.fetched_at, expires_at = excluded.expires_at,"
-        " provenance = excluded.provenance",
+        " provenance = excluded.provenance WHERE excluded.fetched_at >= tier2.fetched_at",
         (library_key(lid), topic_key(topic), lid, topic, document_id, row["origin"],
          now, now + row["ttl_s"], row["provenance"]),
     )
