@@ -127,6 +127,7 @@ def test_an_older_fetch_ingested_later_never_replaces_a_newer_tier2_answer(store
     [(doc, fetched_at)] = db_rows(store, "SELECT document_id, fetched_at FROM tier2")
     assert doc == newer_doc and abs(fetched_at - now) < 60
 
+
 def test_plugin_and_plain_tool_names_route_the_same(store):
     payload = load_payload("c7_query_docs")
     plain = dict(payload, tool_use_id="t-plain")

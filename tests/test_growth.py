@@ -185,11 +185,11 @@ def test_a_reindex_keeps_the_later_fetch_when_a_pack_rounds_its_time(store):
     and the later fetch must still be tier2's answer, before and after a reindex."""
     ingest(store)
     journal(store, [query_docs(i, prose(i, 2000)) for i in range(2)])
-    second_ago = int(time.time()) - 60
+    minute_ago = int(time.time()) - 60
     with closing(sqlite3.connect(journal_file(store))) as conn, conn:
         first, second = [r[0] for r in conn.execute("SELECT id FROM events ORDER BY id")]
-        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (second_ago + 0.0006, first))
-        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (second_ago + 0.0008, second))
+        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (minute_ago + 0.0006, first))
+        conn.execute("UPDATE events SET received_at = ? WHERE id = ?", (minute_ago + 0.0008, second))
     ingest(store)
     assert pack_all(store) == 1  # the first one; the newest stays in `events`
     [(later_doc,)] = db_rows(store, f"SELECT document_id FROM captures WHERE event_id = {second}")

@@ -392,9 +392,9 @@ def _ingest_rows(conn, report: IngestReport, max_events: int | None, upto: int |
         for r in rows:
             p = _parse_row(conn, r["id"], r["payload"], r["project"])
             if isinstance(r["received_at"], (int, float)) and r["received_at"] > 0:
-                # when the text was fetched, to the millisecond as a pack keeps it: a
-                # reindex dates alike, and a later fetch never reads as an earlier one
-                p.received_at = round(float(r["received_at"]), 3)
+                # when the text was fetched, as a pack keeps it: a reindex dates alike, and
+                # a later fetch never reads as an earlier one
+                p.received_at = packs.ms_time(float(r["received_at"]))
             chunk.append(p)
             size += len(r["payload"])
             if size >= BATCH_BYTES:

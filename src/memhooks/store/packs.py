@@ -77,7 +77,7 @@ def _derived(payload) -> list:
     return [event.get(k) if isinstance(event.get(k), str) else None for k in _DERIVED]
 
 
-def _ms(t):
+def ms_time(t):  # a time as packs keep it (and the ingester reads every event's)
     return round(t, 3) if isinstance(t, float) else t
 
 
@@ -108,7 +108,7 @@ def _line(row, conn, now: float) -> tuple[str, str | None]:
             event = dict(event, tool_use_id=values["tool_use_id"])
             payload = event if kind == REF else json.dumps(event, ensure_ascii=False)
     cols = [values[k] for k in _DERIVED]
-    line = [values[k] if k not in ("received_at", "processed_at") else _ms(values[k]) for k in _KEPT]
+    line = [values[k] if k not in ("received_at", "processed_at") else ms_time(values[k]) for k in _KEPT]
     line += [kind, payload, 0 if cols == _derived(payload) else cols]
     return json.dumps(line, ensure_ascii=False, separators=(",", ":")), values["session_id"]
 
