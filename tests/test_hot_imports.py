@@ -17,10 +17,7 @@ HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-
 # What the lookups do not need: enum (re, json, signal), hashing. Each costs a noticeable
 # share of a run that should cost the interpreter.
 NOT_ON_LOOKUPS = {"enum", "re", "json", "signal", "hashlib"}
-# SQLite as memhooks._lean loads it where CI proves it: the C module without the package's
-# datetime adapters and without functools (about 7 ms of a hook run).
-LEAN = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) and sys.implementation.name == "cpython"
-NOT_WITH_SQLITE = {"sqlite3", "datetime", "functools", "collections"} if LEAN else set()
+NOT_WITH_SQLITE: set[str] = set()
 
 
 def _foreign(modules: list[str], allowed: set[str] = frozenset()) -> list[str]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from memhooks._lean import sqlite3
 from memhooks.capture.payload import prepare
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
 from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path

@@ -5,8 +5,8 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import os
+import sqlite3
 
-from memhooks._lean import sqlite3
 from memhooks.config import db_path
 from memhooks.log import log_error, log_exception
 from memhooks.store import health

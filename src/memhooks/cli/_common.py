@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
 
 from memhooks import config
-from memhooks._lean import sqlite3
 from memhooks.config import db_path
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall.stats_render import next_steps_lines

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
 
 from memhooks import __version__
-from memhooks._lean import sqlite3
 from memhooks.cli import (
     cache,
     config_cmd,

@@ -23,12 +23,12 @@ import functools
 import gc
 import importlib.util
 import os
+import sqlite3
 import sys
 import types
 from contextlib import closing
 
 from memhooks import __version__
-from memhooks._lean import sqlite3
 from memhooks.config import project_dir, store_exists
 from memhooks.egress import clean
 from memhooks.log import log_exception

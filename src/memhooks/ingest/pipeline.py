@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memhooks import config
-from memhooks._lean import sqlite3
 from memhooks.config import canonical_path, db_path
 from memhooks.log import log_exception
 from memhooks.redact import redact_text

@@ -8,9 +8,9 @@ turns either way of running late into no answer, so the call goes to the live to
 """
 
 import os
+import sqlite3
 import time
 
-from memhooks._lean import sqlite3
 from memhooks.store.bodies import add_functions
 
 DEFAULT_BUDGET_MS = 1500.0  # under the hook's 5 s timeout in hooks.json

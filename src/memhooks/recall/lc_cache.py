@@ -167,7 +167,8 @@ def _open_read(db: str):
     """The projections read-only and current, or None when they are missing, new or behind.
     A file the read-only open cannot use (damaged, say) takes the full open, which heals."""
     # lazy: lc-cache-* hot path (-I -S): each command loads only the store code it needs
-    from memhooks._lean import sqlite3
+    import sqlite3
+
     from memhooks.store.sqlite_file import connect_reader, is_current
 
     if not os.path.lexists(db):
@@ -239,7 +240,8 @@ def _safe(fn, label: str):
                 from memhooks.log import log_exception
 
                 log_exception(label)
-                from memhooks._lean import sqlite3
+                import sqlite3
+
                 from memhooks.store.health import error_line, is_corruption
 
                 if isinstance(exc, sqlite3.DatabaseError) and is_corruption(exc):

@@ -29,10 +29,10 @@ Search semantics
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 
 from memhooks._jsonlite import loads_object
-from memhooks._lean import sqlite3
 from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
 from memhooks.store.projections import storable_text

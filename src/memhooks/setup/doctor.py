@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import sys
 import time
@@ -20,7 +21,6 @@ from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from memhooks import config
-from memhooks._lean import sqlite3
 from memhooks.deps import MODULES as DEPS  # noqa: F401 - doctor.DEPS: what the checks need (tests/test_config.py)
 from memhooks.files import fallback_dirs
 from memhooks.setup import launcher

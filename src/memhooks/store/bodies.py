@@ -8,7 +8,7 @@ text. A tool that opens the file without it can read every other column; `memhoo
 `search` and `export` give the texts.
 """
 
-from memhooks._lean import sqlite3
+import sqlite3
 
 
 def add_functions(conn: sqlite3.Connection) -> None:

@@ -15,8 +15,8 @@ replaced (see memhooks.store.health): the projections are rebuilt from the journ
 """
 
 import os
+import sqlite3
 
-from memhooks._lean import sqlite3
 from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import (

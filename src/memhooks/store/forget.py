@@ -263,7 +263,7 @@ def scrub(conn, attempts: int = 20) -> bool:
     that moment holds the journal's WAL briefly: retried for a few seconds. Returns whether
     both WALs were truncated."""
     # lazy: sqlite3 only for `memhooks forget`; the lookups import this module for is_forgotten
-    from memhooks._lean import sqlite3
+    import sqlite3
 
     for schema in ("main", "journal"):
         for attempt in range(attempts):

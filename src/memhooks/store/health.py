@@ -44,7 +44,8 @@ def quick_check(path: str) -> str | None:
     else what is wrong (a directory or another non-file in its place, too). Read-only;
     never raises."""
     # lazy: sqlite3 and the store modules only when a store is checked (hot paths import health)
-    from memhooks._lean import sqlite3
+    import sqlite3
+
     from memhooks.store.sqlite_file import not_regular
 
     kind = not_regular(path)
@@ -309,7 +310,7 @@ _COLS = ("id, received_at, hook_event_name, session_id, tool_name, tool_use_id, 
 def _readable_ids(src) -> list[int] | None:
     """The event ids: from the table, else from an index (which holds them too)."""
     # lazy: sqlite3 only when salvaging
-    from memhooks._lean import sqlite3
+    import sqlite3
 
     for sql in ("SELECT id FROM events ORDER BY id",
                 "SELECT id FROM events INDEXED BY events_state WHERE state IS NOT NULL",
@@ -323,7 +324,8 @@ def _readable_ids(src) -> list[int] | None:
 
 def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
     # lazy: sqlite3 and the journal modules only when salvaging (ingester)
-    from memhooks._lean import sqlite3
+    import sqlite3
+
     from memhooks.config import journal_path
     from memhooks.store.sqlite_file import connect_reader, ensure_journal_schema, open_file
 
@@ -375,9 +377,9 @@ def _salvage_packs(src, dst) -> int:
     into the live one (`dst`, no transaction open). Returns the packed events and blobs
     copied. A pack or blob that cannot be read is skipped alone."""
     # lazy: the packs load only when a damaged journal is salvaged
+    import sqlite3
     import zlib
 
-    from memhooks._lean import sqlite3
     from memhooks.store.packs import pack_lines
 
     copied = 0

@@ -254,8 +254,7 @@ def drain_spool(conn, db: str) -> int:
     `failed/` beside it, with a log line."""
     # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
     import json
-
-    from memhooks._lean import sqlite3
+    import sqlite3
 
     moved = 0
     since = 0  # bytes journaled since the last checkpoint

@@ -12,11 +12,11 @@ writes nest in it as savepoints; nothing here commits on its own).
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 import sqlite_utils
 
-from memhooks._lean import sqlite3
 from memhooks.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from memhooks.store.sqlite_file import transaction
 

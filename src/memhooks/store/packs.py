@@ -8,10 +8,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sqlite3
 import time
 import zlib
 
-from memhooks._lean import sqlite3
 from memhooks.store.compact import (
     STUB_PREFIX,
     compact_text,

@@ -2,9 +2,8 @@
 library only; used on hot paths). Read-only, bounded in rows and in time."""
 
 import os
+import sqlite3
 import time
-
-from memhooks._lean import sqlite3
 
 
 def open_journal(db: str, budget_s: float):

@@ -9,9 +9,9 @@ row factory) or as plain values. Every value is bound as a parameter; the only t
 a statement is built here from constants (placeholders, column lists, scope conditions).
 """
 
+import sqlite3
 import time
 
-from memhooks._lean import sqlite3
 from memhooks.names import library_key, lookup_keys, loose_key, topic_key
 
 
@@ -152,7 +152,7 @@ def api_retry_row(conn):
     """The Context7 API's backoff row (value, until), or None (none, or a store without the
     table)."""
     # lazy: hot-path module (-I -S): sqlite3's error types only when the API state is read
-    from memhooks._lean import sqlite3
+    import sqlite3
 
     try:
         return api_state(conn, RETRY_KEY)

@@ -13,10 +13,10 @@ moving to the new one first.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 
-from memhooks._lean import sqlite3
 from memhooks.store.admission import (
     MAX_TITLE,
     Refused,

@@ -11,9 +11,9 @@ SessionStart) load one module for them.
 """
 
 import os
+import sqlite3
 import time
 
-from memhooks._lean import sqlite3
 from memhooks.store.bodies import add_functions
 
 BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen

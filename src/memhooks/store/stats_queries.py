@@ -1,7 +1,8 @@
 """The read queries behind `memhooks stats` (standard library only; see memhooks.store.queries
 for the conventions: parameters bound, rows as sqlite3.Row)."""
 
-from memhooks._lean import sqlite3
+import sqlite3
+
 from memhooks.store.queries import _rows
 
 # ----------------------------------------------------------------------------- stats

@@ -9,10 +9,9 @@ for libraries and tier1, and back-off entries (`backoff.push`, `backoff.pull`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 import uuid
-
-from memhooks._lean import sqlite3
 
 BACKOFF_BASE_S = 30.0
 BACKOFF_MAX_S = 1800.0

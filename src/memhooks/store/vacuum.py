@@ -14,9 +14,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
-
-from memhooks._lean import sqlite3
 
 SCHEMAS = ("main", "journal")
 

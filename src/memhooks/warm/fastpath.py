@@ -75,7 +75,8 @@ def fast_output(db: str, project: str) -> str | None:
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
     # lazy: sqlite3 and the reader only when there is a project and a store file
-    from memhooks._lean import sqlite3
+    import sqlite3
+
     from memhooks.store.sqlite_file import closing, connect_reader, is_current
 
     try:
