@@ -173,9 +173,9 @@ def test_hot_path_imports_only_the_standard_library(store):
     lines, heavy = run_hot_path_probe(
         "import io\n"
         f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
-        "from memhooks.capture.hooks import post_tool_use\n"
+        "from memhooks.entry.post_tool_use import main as post_tool_use\n"
         "post_tool_use()\n"
-        "from memhooks.recall import lc_cache as cache\n"
+        "from memhooks.entry import lc_cache as cache\n"
         "cache.COMMANDS['lc-cache-write'](['tier1', 'react', '/facebook/react'])\n"
         "cache.COMMANDS['lc-cache-lookup'](['react'])\n"
         "cache.COMMANDS['lc-cache-lookup-docs'](['/none', 'none'])\n"

@@ -116,3 +116,46 @@ def test_concurrent_captures_lose_nothing(store):
     text = log.read_text() if log.exists() else ""
     assert "locked" not in text
     assert not (store.parent / "spool").exists() or not list((store.parent / "spool").iterdir())
+
+
+DEEP = b'{"tool_name": "mcp__context7__query-docs", "tool_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+HUGE = json.dumps({"hook_event_name": "PostToolUse", "tool_name": "mcp__context7__query-docs",
+                   "tool_input": {"libraryId": "/facebook/react", "query": "x" * (40 << 20)}}).encode()
+BAD_BYTES = (b'{"hook_event_name": "PostToolUse", "tool_name": "WebFetch", '
+             b'"tool_input": {"url": "https://example.invalid/\xff\xfe\x80", "prompt": "p"}}')
+CAUSES = {"deep": (DEEP, "RecursionError"), "huge": (HUGE, "over the"), "bad-bytes": (BAD_BYTES, "UTF-8")}
+
+
+@pytest.mark.parametrize("hook", ["pre-tool-use", "post-tool-use"])
+@pytest.mark.parametrize("kind", sorted(CAUSES))
+def test_hostile_input_leaves_one_log_line_with_its_cause(hook, kind, tmp_path):
+    """100,000-deep JSON, a 40 MB payload and bytes that are not UTF-8, through the real shims:
+    exit 0, stdout empty or one JSON object, and exactly one line in memhooks.log that says
+    why, no traceback."""
+    data, cause = CAUSES[kind]
+    db = tmp_path / "memhooks.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMHOOKS_"))}
+    env.update(MEMHOOKS_DB=str(db), MEMHOOKS_NO_SPAWN="1", MEMHOOKS_PYTHON=sys.executable)
+    r = subprocess.run([str(HOOKS / hook)], input=data, capture_output=True, env=env, timeout=120)
+    assert r.returncode == 0
+    out = r.stdout.strip()
+    assert out == b"" or isinstance(json.loads(out), dict)
+    lines = (tmp_path / "memhooks.log").read_text().splitlines()
+    assert len(lines) == 1, lines
+    assert f"{hook}: input refused: " in lines[0] and cause in lines[0], lines[0]
+    assert "Traceback" not in lines[0]
+
+
+def test_a_hook_with_a_closed_stdout_still_exits_zero(store):
+    """The one hook-output writer: a reader that went away changes nothing (no log line, no
+    traceback, exit 0)."""
+    env = dict(os.environ, MEMHOOKS_NO_SPAWN="1")
+    payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup",
+                          "cwd": str(store.parent)}).encode()
+    proc = subprocess.Popen([str(HOOKS / "session-start")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # nobody reads the answer
+    _, err = proc.communicate(payload, timeout=60)
+    assert proc.returncode == 0 and err == b""
+    log = store.parent / "memhooks.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")

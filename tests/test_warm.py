@@ -289,7 +289,7 @@ def test_fast_path_imports_only_the_standard_library(project, api):
     lines, heavy = run_hot_path_probe(
         "import io\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'))\n"
-        "from memhooks.capture.hooks import session_start\n"
+        "from memhooks.entry.session_start import session_start\n"
         "session_start()\n"
         "print()\n"
     )

@@ -2,24 +2,21 @@
 
 pip's wrapper runs `from memhooks._console import lookup` and then `sys.exit(lookup())`.
 This module imports nothing at import time beyond `memhooks/__init__` (empty), and each
-command takes the same lean start as `python -I -S .../_entry.py CMD` (see `_launch.main`):
-the C module `_sqlite3` as `sqlite3`, no datetime, no enum, no package-level work.
+command takes the same lean start as `python -I -S .../_entry.py CMD` (memhooks._launch),
+behind the same boundary (memhooks.entry._boundary: logged once, exit 0, say nothing).
 """
 
 import sys
 
+from memhooks import _launch
+from memhooks.entry._boundary import guard
+
 
 def _run(cmd: str) -> int:
-    try:
-        # lazy: inside the try, so even a failed import exits 0 quietly (the lc-cache-* contract)
-        from memhooks import _launch
-
-        code = _launch.main([cmd, *sys.argv[1:]])
-        _launch._trace_imports(cmd)
-    except BaseException:  # noqa: BLE001 - the lc-cache-* contract: exit 0, say nothing
-        return 0
+    code = guard(cmd, _launch.main, [cmd, *sys.argv[1:]])
+    _launch._trace_imports(cmd)
     _launch._leave(code)  # no interpreter teardown (see _launch._leave)
-    return code if isinstance(code, int) else 0
+    return code
 
 
 def lookup() -> int:

@@ -60,36 +60,30 @@ def main(argv):
         if hasattr(_signal, "SIGXFSZ"):
             _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     if cmd == "post-tool-use":
-        from memhooks.capture.hooks import post_tool_use
+        from memhooks.entry.post_tool_use import main as entry_main
+    elif cmd == "pre-tool-use":
+        from memhooks.entry.pre_tool_use import main as entry_main
+    elif cmd == "session-start":
+        from memhooks.entry.session_start import main as start_main
 
-        return post_tool_use()
-    if cmd == "pre-tool-use":
-        from memhooks.recall.serve import pre_tool_use
+        return start_main(args, after_warm=_team_pull)
+    elif cmd == "session-warm":
+        from memhooks.entry.session_start import warm_main
 
-        return pre_tool_use()
-    if cmd == "session-start":
-        from memhooks.capture.hooks import session_start
+        return warm_main(args, after_warm=_team_pull)
+    elif cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
+        from memhooks.entry.lc_cache import main as cache_main
 
-        return session_start(after_warm=_team_pull)
-    if cmd == "session-warm":
-        from memhooks.capture.hooks import session_warm
-
-        return session_warm(after_warm=_team_pull)
-    if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
-        from memhooks.recall import lc_cache as cache
-
-        return cache.COMMANDS[cmd](args)
-    if cmd == "ingest":
-        from memhooks.capture.ingester import main as ingest_main
-        from memhooks.team.runner import after_ingest  # no-op unless a team store is configured
-
-        return ingest_main(args, after_ingest=after_ingest)
-    if cmd == "mcp":
-        from memhooks.cli.mcp_server import main as mcp_main
-
-        return mcp_main(args)
-    sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
-    return 0
+        return cache_main(cmd, args)
+    elif cmd == "ingest":
+        from memhooks.entry.ingester import main as entry_main
+    elif cmd == "mcp":
+        # Not a hook and not in entry/: the server is a click-free cli module above it.
+        from memhooks.cli.mcp_server import main as entry_main
+    else:
+        sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
+        return 0
+    return entry_main(args)
 
 
 def _handover(bootstrap, state, root, argv):
@@ -101,7 +95,7 @@ def _handover(bootstrap, state, root, argv):
     if not os.environ.get("MEMHOOKS_HANDED_OVER"):
         try:
             hot = bootstrap.resolve(state, root)[0]
-        except Exception as exc:  # noqa: BLE001 - an old python3's hook never breaks the session
+        except Exception as exc:  # noqa: BLE001 - an old python3 has no entry/ boundary to fall back on
             bootstrap._log("resolve failed: %s" % exc)
     if hot and bootstrap._is_exe(hot):
         os.environ["MEMHOOKS_HANDED_OVER"] = "1"
@@ -130,7 +124,7 @@ def _leave(code) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except BaseException:  # noqa: BLE001
+        except (OSError, ValueError):  # a closed pipe or file
             pass
     os._exit(code if isinstance(code, int) else 0)
 
@@ -144,19 +138,30 @@ def _trace_imports(cmd=None):
         trace_imports(cmd or (sys.argv[1] if len(sys.argv) > 1 else ""))
 
 
-def run(argv) -> None:
-    """Run one entry command and exit; never a traceback."""
+def _mcp(argv) -> int:
+    """The MCP server is not a hook: when it cannot start (or stops on an error), it says why
+    in one line on stderr and exits 1."""
     try:
-        code = main(argv)
-        _trace_imports()
-    except BaseException as exc:  # noqa: BLE001 - entry points never print tracebacks
-        code = 0
-        if argv[:1] == ["mcp"] and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            # The MCP server is not a hook: say in one line why it cannot start.
-            sys.stderr.write(f"memhooks mcp: {type(exc).__name__}: {exc}\n")
-            code = 1
-        elif isinstance(exc, SystemExit) and argv[:1] == ["mcp"]:
-            code = exc.code if isinstance(exc.code, int) else 1
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except KeyboardInterrupt:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the server's one line: whatever stopped it
+        sys.stderr.write(f"memhooks mcp: {type(exc).__name__}: {exc}\n")
+        return 1
+
+
+def run(argv) -> None:
+    """Run one entry command and exit. Each command runs behind memhooks.entry._boundary
+    (logged once, exit 0); the MCP server keeps its one line on stderr and exit 1."""
+    if argv[:1] == ["mcp"]:
+        code = _mcp(argv)
+    else:
+        from memhooks.entry._boundary import guard
+
+        code = guard(argv[0] if argv else "entry", main, argv)
+    _trace_imports()
     if argv[:1] and argv[0] in HOT:
         _leave(code)
     sys.exit(code)

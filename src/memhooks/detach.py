@@ -1,8 +1,12 @@
 """Starting the detached ingester (standard library only; a leaf, so the capture hook and the
 lookups can both kick it without one importing the other)."""
 
+import fcntl
 import os
 import sys
+
+from memhooks.config import ENTRY
+from memhooks.log import log_exception
 
 
 def spawn_ingest(db: str) -> bool:
@@ -15,10 +19,7 @@ def spawn_ingest(db: str) -> bool:
     would start an ingester each."""
     if os.environ.get("MEMHOOKS_NO_SPAWN", "") == "1":
         return False
-    # lazy: hot path; fcntl and config only when an ingester may start, the log on failure
     try:
-        import fcntl
-
         lock = db + ".ingest.lock"
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -26,8 +27,6 @@ def spawn_ingest(db: str) -> bool:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return False  # a running ingester re-checks for pending events before it exits
-            from memhooks.config import ENTRY
-
             python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
             env = dict(os.environ)
             env["MEMHOOKS_DB"] = db
@@ -47,8 +46,6 @@ def spawn_ingest(db: str) -> bool:
             return True
         finally:
             os.close(fd)  # the child's copy holds the lock now (none if no child started)
-    except Exception:  # noqa: BLE001 - no ingester now is fine (the next hook starts one); logged
-        from memhooks.log import log_exception
-
+    except OSError:  # no ingester now is fine (the next hook starts one); logged
         log_exception("spawn ingest")
         return False

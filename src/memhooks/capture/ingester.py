@@ -1,13 +1,14 @@
-"""The detached ingester process (`_entry.py ingest`). Standard library until it has the lock."""
+"""The detached ingester's work: ingest until nothing is pending, under the ingest lock, then
+upkeep. The process (`_entry.py ingest`) is memhooks.entry.ingester."""
 
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import os
 import sqlite3
 
 from memhooks.config import db_path
+from memhooks.ingest.pipeline import ingest_pending
 from memhooks.log import log_error, log_exception
 from memhooks.store import health
 from memhooks.store.connect import closing, connect
@@ -68,46 +69,39 @@ def _handed_lock(args: list[str], lock: str) -> int | None:
 
 def main(args: list[str], after_ingest=None) -> int:
     """Ingest until nothing is pending, then run `after_ingest(db, background)`, the work
-    the caller hands over (memhooks._launch: the team push); never raises."""
-    if importlib.util.find_spec("pydantic") is None:
-        return 0  # a python without the dependencies: the events wait for one that has them
-    try:
-        db = db_path()
-        background = "--background" in args
-        fd = _handed_lock(args, db + ".ingest.lock") if background else None
-        if fd is None:
-            fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                # In the background, a running ingester is enough; in the foreground
-                # (a reader that needs fresh answers) wait for it, then look again.
-                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if background else 0))
-            except OSError:
-                os.close(fd)
-                return 0
+    the caller hands over (memhooks.entry.ingester: the team push). Needs the dependencies
+    (pydantic): the caller checks that they are there."""
+    db = db_path()
+    background = "--background" in args
+    fd = _handed_lock(args, db + ".ingest.lock") if background else None
+    if fd is None:
+        fd = os.open(db + ".ingest.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            # pydantic, which the check above found: only once this process holds the lock
-            from memhooks.ingest.pipeline import ingest_pending  # noqa: PLC0415 - lazy: see above
-
-            if health.due(db):
-                health.check_now(db)  # at most once an interval, never on a hook's path
-            health.salvage_journals(db)  # rows still readable in a journal moved aside
-            while True:
-                _ingest_once(db, ingest_pending, connect)
-                if background:
-                    _upkeep(db)  # never for a reader waiting on fresh answers
-                # The lock is released once, when the work is done; then look again: a
-                # hook that journaled meanwhile saw the lock held and relies on this.
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                if not _has_pending(db):
-                    break
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    break
-        finally:
+            # In the background, a running ingester is enough; in the foreground
+            # (a reader that needs fresh answers) wait for it, then look again.
+            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if background else 0))
+        except OSError:
             os.close(fd)
-        if after_ingest is not None:
-            after_ingest(db, background)
-    except BaseException:  # noqa: BLE001 - a detached process: log it, exit 0, no traceback
-        log_exception("ingest")
+            return 0
+    try:
+        if health.due(db):
+            health.check_now(db)  # at most once an interval, never on a hook's path
+        health.salvage_journals(db)  # rows still readable in a journal moved aside
+        while True:
+            _ingest_once(db, ingest_pending, connect)
+            if background:
+                _upkeep(db)  # never for a reader waiting on fresh answers
+            # The lock is released once, when the work is done; then look again: a
+            # hook that journaled meanwhile saw the lock held and relies on this.
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            if not _has_pending(db):
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                break
+    finally:
+        os.close(fd)
+    if after_ingest is not None:
+        after_ingest(db, background)
     return 0

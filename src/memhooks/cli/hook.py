@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from memhooks.capture.hooks import post_tool_use, session_start
+from memhooks.entry.post_tool_use import main as post_tool_use
+from memhooks.entry.session_start import session_start
 from memhooks.team.runner import spawn
 
 

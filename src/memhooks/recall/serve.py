@@ -15,17 +15,17 @@
 * `WebFetch`: the same normalised URL and the same prompt, within the TTL.
 * EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
 
-`pre_tool_use()` is the hook: it prints one PreToolUse JSON object that denies
-the call with the served text as the reason (the CLI gives that text to the
-model as the tool's result), or nothing, which lets the call run. An identical
+`serve_payload()` is what the hook (memhooks.entry.pre_tool_use) asks: the PreToolUse
+object that denies the call with the served text as the reason (the CLI gives that text
+to the model as the tool's result), or None, which lets the call run. An identical
 call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
 """
 
 import os
-import sys
 import time
 
-from memhooks._jsonlite import dumps_str, loads, loads_strings
+from memhooks._jsonlite import dumps_str, loads_strings
+from memhooks._jsonlite import loads as loads  # noqa: F401 - the reader the hook uses (tested here)
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
 from memhooks.recall.serve_pages import EXA_FETCH, answer_exa_fetch, answer_webfetch
 from memhooks.recall.served import Served
@@ -309,37 +309,3 @@ def hook_json(result: dict) -> str:
     reason = result["hookSpecificOutput"]["permissionDecisionReason"]
     return ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
             '"permissionDecisionReason": ' + dumps_str(reason) + "}}")
-
-
-def pre_tool_use() -> int:
-    """The PreToolUse hook: one JSON object on stdout, or nothing. Exit 0 always."""
-    out = None
-    try:
-        if _off("MEMHOOKS_SERVE"):
-            return 0
-        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
-        if len(raw) > MAX_STDIN:
-            while sys.stdin.buffer.read(1 << 16):
-                pass
-            return 0
-        payload = loads(raw.decode("utf-8", "replace"))
-        if isinstance(payload, dict):
-            # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
-            from memhooks.config import db_path
-
-            result = serve_payload(payload, db_path())
-            out = hook_json(result) if result else None
-    except BaseException:  # noqa: BLE001 - a hook never breaks the session
-        try:
-            from memhooks.log import log_exception
-
-            log_exception("pre-tool-use")
-        except BaseException:  # noqa: BLE001 - nothing left to report to
-            pass
-    if out:
-        try:
-            sys.stdout.buffer.write(out.encode("utf-8", "replace"))  # whatever the locale
-            sys.stdout.buffer.flush()
-        except BaseException:  # noqa: BLE001 - stdout closed: the call simply runs
-            pass
-    return 0

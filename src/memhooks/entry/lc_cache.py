@@ -1,0 +1,141 @@
+"""The lc-cache-* commands (the seed's cache contract): lc-cache-lookup NAME, lc-cache-lookup-docs
+LIBRARY_ID TOPIC, lc-cache-write tier1|tier2 .... Standard library only. They always exit 0 and
+print nothing on a miss or on any problem (logged once to memhooks.log); the lookup and write
+logic is memhooks.recall.lc_cache."""
+
+import os
+import sys
+
+from memhooks.entry._boundary import guard
+
+USAGE = {
+    "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
+    "lc-cache-lookup-docs": "usage: lc-cache-lookup-docs LIBRARY_ID TOPIC\n\nPrints the cached docs for LIBRARY_ID and TOPIC on a fresh hit (4 h),\n",
+    "lc-cache-write": ("usage: lc-cache-write tier1 NAME LIBRARY_ID\n"
+                       "       lc-cache-write tier2 LIBRARY_ID TOPIC FILE\n\nWrites an entry to the cache (the body of tier2 from FILE),\n"),
+}
+USAGE_TAIL = ("else nothing: empty output is a miss. Always exits 0 (memhooks; the seed's cache contract).\n"
+              "Writes go through the same checks as every capture; `memhooks --help` has the rest.\n")
+
+
+def _damaged(fn, args: list[str]) -> None:
+    """Run a command; a damaged store is healed (moved aside, rebuilt from the journal) and
+    said in one line on stderr, stdout staying empty (a miss); then the boundary logs it."""
+    import sqlite3
+
+    try:
+        fn(args)
+    except sqlite3.DatabaseError as exc:
+        from memhooks.store.health import error_line, is_corruption
+
+        if is_corruption(exc):
+            sys.stderr.write(error_line(exc) + "\n")
+            sys.stderr.flush()
+        raise
+
+
+def _safe(fn, label: str):
+    def run(args: list[str]) -> int:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE[label] + USAGE_TAIL)
+            sys.stdout.flush()
+            return 0
+        guard(label, _damaged, fn, args)
+        return 0  # advisory commands: exit 0 whatever happened
+    return run
+
+
+def _reader() -> str:
+    """Who runs a lookup command: the agent (its Bash tool gives it no terminal) or a person
+    at a terminal, whose own reads are not the agent's."""
+    return "user" if os.isatty(1) else "agent"
+
+
+def _emit(text: str) -> None:
+    data = text.encode("utf-8", "surrogatepass")
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def _cmd_lookup(args: list[str]) -> None:
+    from memhooks.recall.lc_cache import _answer, _pending_tier1, _store
+
+    if len(args) < 1 or not args[0].strip():
+        return
+    store = _store()
+    if store is None:
+        return
+    from memhooks.store.queries import find_tier1
+    from memhooks.store.reads import note
+
+    db, project = store
+    hit = _answer(db, lambda conn: find_tier1(conn, args[0], project),
+                  lambda conn: _pending_tier1(db, args[0]))
+    from memhooks.names import checked_library_id
+
+    # egress: an ID is printed only in its grammar (anything else is a miss)
+    library_id = checked_library_id(hit["library_id"]) if hit else None
+    note(db, "tier1", "hit" if library_id else "miss", project, origin=_reader())
+    if library_id:
+        _emit(library_id)
+
+
+def _cmd_lookup_docs(args: list[str]) -> None:
+    from memhooks.recall.lc_cache import _answer, _pending_tier2, _store
+
+    if len(args) < 2 or not args[0].strip():
+        return
+    store = _store()
+    if store is None:
+        return
+    from memhooks.store.queries import find_tier2
+    from memhooks.store.reads import note
+
+    db, project = store
+    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]),
+                  lambda conn: _pending_tier2(db, conn, args[0], args[1]))
+    note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
+    if hit:
+        from memhooks.egress import defuse
+
+        # The seed's contract prints the body as it was written (no fence around it), through
+        # egress: control codes and ESC sequences removed, fence look-alike lines defused.
+        sys.stdout.buffer.write(defuse(hit[1]).encode("utf-8", "surrogatepass"))
+        sys.stdout.flush()
+
+
+def _cmd_write(args: list[str]) -> None:
+    from memhooks.recall.lc_cache import _open_current, ingest_now, journal_write, parse_write_args, write
+
+    record = parse_write_args(args)
+    if record is None:
+        return
+    from memhooks.config import db_path, project_dir
+    from memhooks.gate import blocked
+    from memhooks.store.connect import closing, connect
+
+    project = project_dir()
+    db = db_path()
+    if blocked(db, project):
+        return  # excluded or paused: nothing is written
+    conn = _open_current(db, connect)  # a write creates the store (its journal, at least)
+    if conn is not None:
+        with closing(conn):
+            write(conn, record, project)
+        return
+    journal_write(db, record, project)  # new or behind: the ingester applies it
+    ingest_now()
+
+
+
+COMMANDS = {
+    "lc-cache-lookup": _safe(_cmd_lookup, "lc-cache-lookup"),
+    "lc-cache-lookup-docs": _safe(_cmd_lookup_docs, "lc-cache-lookup-docs"),
+    "lc-cache-write": _safe(_cmd_write, "lc-cache-write"),
+}
+
+
+def main(cmd: str, args: list[str]) -> int:
+    return COMMANDS[cmd](args)

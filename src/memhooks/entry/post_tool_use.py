@@ -1,0 +1,34 @@
+"""The PostToolUse / PostToolUseFailure hook: journal the raw payload first (nothing is lost),
+start the detached ingester, then answer a failed live call from the store when it can
+(memhooks.recall.fallback): one JSON object on stdout, or nothing. Exit 0 always."""
+
+from memhooks.entry._boundary import emit, guard, refuse
+from memhooks.entry._input import hostile, read_stdin
+
+NAME = "post-tool-use"
+
+
+def _run() -> int:
+    from memhooks.capture.hooks import journal, spawn_ingest, trim_journal
+    from memhooks.config import MAX_EVENT_BYTES, db_path
+    from memhooks.gate import blocked, hook_project
+
+    raw, total = read_stdin(MAX_EVENT_BYTES)
+    db = db_path()
+    if blocked(db, hook_project(raw)):
+        return 0  # excluded or paused: nothing journaled
+    journal(db, raw, total, "PostToolUse")
+    if not spawn_ingest(db):
+        trim_journal(db)
+    why = hostile(raw, total, MAX_EVENT_BYTES)
+    if why:
+        refuse(NAME, f"{why}: journaled (over the cap: as a stub), no fallback answer")
+        return 0
+    from memhooks.recall.fallback import fallback_output
+
+    emit(fallback_output(raw, db))
+    return 0
+
+
+def main(args=()) -> int:
+    return guard(NAME, _run)
