@@ -3,6 +3,8 @@
 import os
 import sys
 
+from memhooks.config_file import load
+from memhooks.config_file import parse_size as parse
 from memhooks.files import APP, LOG_NAME, write_log_line
 
 #: the package's stdlib-only entry script, run by detached children (ingest, warm)
@@ -123,8 +125,6 @@ def file_settings(db: str | None = None) -> dict:
     ident = (path, st.st_ino, st.st_size, st.st_mtime_ns)
     if _FILE[0] == ident:
         return _FILE[1]
-    # lazy: the TOML reader only when a settings file exists
-    from memhooks.config_file import load
 
     try:
         values = load(path)
@@ -266,8 +266,6 @@ def parse_size(text) -> int | None:
     None when it is not one."""
     if not isinstance(text, str):
         return None
-    # lazy: the settings file's parser loads only when a size is given
-    from memhooks.config_file import parse_size as parse
 
     return parse(text)
 

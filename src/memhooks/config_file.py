@@ -10,6 +10,8 @@ standard library's `tomllib`, which costs the `re` and `datetime` imports.
 
 import os
 
+from memhooks.files import make_private_dirs, open_regular
+
 # key -> (kind, default as shown, what it does). The environment variable is
 # "MEMHOOKS_" + key.upper(). Kinds: size, globs, seconds, number, switch.
 SETTINGS = {
@@ -71,9 +73,6 @@ def parse_size(text: str) -> int | None:
 def load(path: str) -> dict:
     """The settings in the file at `path` ({} when it is missing). Raises ValueError for a
     file that is not TOML, or not a regular file of at most MAX_FILE_BYTES."""
-    # lazy: tomllib only when a settings file exists (hot paths read settings)
-    from memhooks.files import open_regular
-
     fd = open_regular(path, os.O_RDONLY)
     if fd is None:
         if os.path.lexists(path):
@@ -91,7 +90,7 @@ def load(path: str) -> dict:
         raise ValueError(f"{path} is not UTF-8") from exc
     values = loads_flat(text)
     if values is None:
-        import tomllib
+        import tomllib  # brings re and enum onto every hot path that reads settings: only here
 
         try:
             values = tomllib.loads(text)
@@ -233,9 +232,6 @@ def dumps(values: dict) -> str:
 
 def save(path: str, values: dict) -> None:
     """Write the file atomically, 0600, in the store's 0700 folder."""
-    # lazy: only for `memhooks config set`
-    from memhooks.files import make_private_dirs
-
     folder = os.path.dirname(path)
     make_private_dirs(folder)
     data = dumps(values).encode("utf-8")

@@ -2,6 +2,7 @@
 a leaf: memhooks.config and memhooks.log both build on it)."""
 
 import os
+import stat
 import time
 
 APP = "memhooks"
@@ -128,9 +129,6 @@ def open_regular(path: str, flags: int, mode: int = 0o600) -> int | None:
     """A file descriptor for `path` when it is a regular file, never through a symlink and
     never blocking on a FIFO (memhooks' own files beside the store); None when it is missing,
     cannot be opened, or is anything but a regular file."""
-    # lazy: a leaf module of the hot paths (-I -S): stat only when a file is opened
-    import stat
-
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError:

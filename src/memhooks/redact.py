@@ -32,7 +32,6 @@ def _rule(index: int, kind: type):
     key = (index, kind)
     got = _compiled.get(key)
     if got is None:
-        # lazy: `re` only when a rule's trigger is present (capture hook, every tool call)
         import re
 
         _family, _group, _triggers, pattern, repl = RULES[index]

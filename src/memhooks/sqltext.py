@@ -6,6 +6,8 @@ UnicodeEncodeError at the insert. NULs are storable but cut text short in many
 readers. These helpers return text that always binds.
 """
 
+
+
 TYPE_CHECKING = False  # `typing` costs `re` and `enum`: annotations only, never imported here
 if TYPE_CHECKING:
     from typing import Any
@@ -34,7 +36,6 @@ def storable(value):
     try:
         out.encode("utf-8")
     except UnicodeEncodeError:
-        # lazy: `re` (with enum) only for the rare text that holds a lone surrogate
         import re
 
         out = re.sub("[\ud800-\udfff]", "\ufffd", out)
@@ -98,7 +99,6 @@ def normalise_for_hash(text: str) -> str:
 def content_hash(text: str) -> str:
     """A document's key: SHA-256 of its normalised text (the one definition; admission and the
     lookups' pending-event answers use it)."""
-    # lazy: hashlib only when a hash is computed (a lookup hit computes none)
     import hashlib
 
     return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()

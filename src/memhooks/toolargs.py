@@ -14,6 +14,8 @@ call is keyed by what the server acted on, never by another spelling of it:
 * WebFetch: `url`, `prompt`, and `offset` (paging through a long page; absent means 0).
 """
 
+from memhooks._jsonlite import loads
+
 QUERY_DOCS_ID_KEYS = ("libraryId", "context7CompatibleLibraryID", "libraryID", "libraryName")
 LEGACY_DOCS_ID_KEYS = ("context7CompatibleLibraryID", "libraryId", "libraryID", "libraryName")
 QUERY_KEYS = ("query", "userQuery", "question")
@@ -62,9 +64,6 @@ def exa_fetch_urls(args) -> list[str] | None:
         parsed = None
         if text.startswith("["):
             try:
-                # lazy: the JSON reader only for a JSON-encoded URL list
-                from memhooks._jsonlite import loads
-
                 parsed = loads(text)
             except (TypeError, ValueError, RecursionError):
                 parsed = None

@@ -5,7 +5,10 @@ does not capture. memhooks.store.journal writes it."""
 from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
 from memhooks.files import read_capped as _read_capped
 from memhooks.gate import top_level_string
+from memhooks.redact import redact_bytes
+from memhooks.sqltext import storable
 from memhooks.store.journal import TOOL_HOOKS
+from memhooks.tools import is_captured
 
 _SCAN_NAME_BYTES = 512
 
@@ -21,10 +24,6 @@ def _as_text(raw: bytes) -> str:
 
 def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     """(payload text, error) for a raw payload: redacted, or a stub when too big."""
-    # lazy: hot path (`python -I -S`): the redaction rules only for a payload journaled
-    # whole (a metadata-only call never loads them); json (re, enum) only for a stub
-    from memhooks.redact import redact_bytes
-
     if total > MAX_EVENT_BYTES:
         import json
 
@@ -39,7 +38,6 @@ def tool_name_of(raw: bytes) -> str | None:
     name = top_level_string(raw, b"tool_name", _SCAN_NAME_BYTES)
     if name is not None:
         return name
-    # lazy: json (re, enum) only when the byte scan is unsure
     import json
 
     try:
@@ -56,17 +54,12 @@ def metadata_only(raw: bytes, total: int, hook_event_name: str | None, name=...)
     `name`: the payload's tool_name when the caller already has it (tool_name_of)."""
     if hook_event_name not in TOOL_HOOKS:
         return None
-    # lazy: the tool list only for tool hooks; hashlib, json, sqltext only for a call
-    # journaled as metadata
-    from memhooks.tools import is_captured
 
     name = tool_name_of(raw) if name is ... else name
     if name is None or is_captured(name):
         return None  # captured, or not attributable (invalid JSON...): the ingester fails it
     import hashlib
     import json
-
-    from memhooks.sqltext import storable
 
     return json.dumps({
         "hook_event_name": hook_event_name, "tool_name": storable(name)[:200],

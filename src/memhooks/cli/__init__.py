@@ -1,1 +1,3 @@
 """The memhooks command line: thin click commands over the library."""
+
+

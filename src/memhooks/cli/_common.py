@@ -8,6 +8,7 @@ import sys
 import click
 
 from memhooks import config
+from memhooks.cli.results import emit
 from memhooks.config import db_path
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall.stats_render import next_steps_lines
@@ -59,8 +60,6 @@ def open_store(ingest: bool = True):
 
 def echo_json(kind: str, data) -> None:
     """Print a `--json` result of `kind` through the one renderer (memhooks.cli.results)."""
-    from memhooks.cli.results import emit  # noqa: PLC0415 - lazy: pydantic, only for --json output (CLI start-up)
-
     emit(kind, data)
 
 

@@ -7,6 +7,16 @@ from __future__ import annotations
 
 import contextlib
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
 from memhooks.egress import one_line
 from memhooks.names import checked_library_id
 from memhooks.warm.resolve import _fault_words, _until_words
@@ -142,8 +152,6 @@ def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
 @contextlib.contextmanager
 def warm_progress(project: str):
     """A live status line on stderr while warming; yields the warm's two progress callbacks."""
-    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
-
     with Console(stderr=True).status(f"scanning {project} …") as status:
         asked: dict[str, str | None] = {}
 
@@ -222,15 +230,6 @@ def transcript_progress(show: bool):
     if not show:
         yield None
         return
-    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
-    from rich.progress import (  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
 
     bar = Progress(TextColumn("reading transcripts"), BarColumn(), DownloadColumn(),
                    TransferSpeedColumn(), TimeRemainingColumn(),

@@ -14,7 +14,8 @@ from memhooks.config import project_dir
 from memhooks.egress import defuse, safe_json
 from memhooks.ingest.pipeline import ingest_pending
 from memhooks.names import checked_library_id
-from memhooks.recall.lc_cache import lookup, lookup_docs, parse_write_args, write
+from memhooks.recall.lc_cache import lookup, lookup_docs
+from memhooks.recall.lc_write import parse_write_args, write
 
 
 def register(main: click.Group) -> None:

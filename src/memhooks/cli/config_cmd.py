@@ -9,6 +9,7 @@ import os
 import click
 
 from memhooks.cli._common import Fail
+from memhooks.cli.results import emit
 from memhooks.config import config_path
 from memhooks.config_file import SETTINGS, coerce, env_name, load, save
 
@@ -78,8 +79,6 @@ def config_list(as_json):
                      "kind": kind, "about": what})
     unknown = sorted(set(values) - set(SETTINGS))
     if as_json:
-        from memhooks.cli.results import emit  # noqa: PLC0415 - lazy: pydantic, only for --json output (CLI start-up)
-
         emit("config list", {"path": _path(), "settings": rows, "unknown": unknown})
         return
     width = max(len(r["key"]) for r in rows)

@@ -7,6 +7,7 @@ import sys
 import click
 
 from memhooks.cli._common import Fail, echo_json, open_store, store_exists
+from memhooks.store.exchange import export_lines, import_lines
 
 
 def register(main: click.Group) -> None:
@@ -19,8 +20,6 @@ def register(main: click.Group) -> None:
               help="Write to this file (default: stdout).")
 def export_cmd(output):
     """Write documents, libraries and tier1 entries as JSON Lines."""
-    from memhooks.store.exchange import export_lines  # noqa: PLC0415 - lazy: pydantic and sqlite-utils, only for export/import (CLI start-up)
-
     if not store_exists():
         click.echo("memhooks: no store yet: nothing to export", err=True)
         return
@@ -41,8 +40,6 @@ def export_cmd(output):
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 def import_cmd(source, as_json):
     """Read JSON Lines written by `memhooks export` (a file or stdin) into the store."""
-    from memhooks.store.exchange import import_lines  # noqa: PLC0415 - lazy: pydantic and sqlite-utils, only for export/import (CLI start-up)
-
     conn = open_store(ingest=False)
     try:
         result = import_lines(conn, source)

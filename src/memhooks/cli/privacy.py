@@ -12,6 +12,7 @@ from datetime import datetime
 import click
 
 from memhooks.cli._common import open_store
+from memhooks.cli.results import emit
 from memhooks.config import db_path
 from memhooks.config_file import parse_duration
 from memhooks.gate import pause, resume
@@ -165,8 +166,6 @@ def _brief(doc: dict) -> dict:
 
 
 def _emit(result: dict) -> None:
-    from memhooks.cli.results import emit  # noqa: PLC0415 - lazy: pydantic, only for --json output (CLI start-up)
-
     emit("forget", result)
 
 

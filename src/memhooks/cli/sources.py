@@ -8,10 +8,14 @@ import time
 from contextlib import contextmanager
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memhooks.cli._common import Fail, echo_json, echo_lines, no_store, open_store, store_exists
 from memhooks.config_file import parse_duration
 from memhooks.egress import one_line, safe_json
+from memhooks.ingest.fetch import Limits
+from memhooks.ingest.sources import SourceError, add, refresh
 from memhooks.store.sources import summary
 from memhooks.termtext import human_bytes
 from memhooks.timefmt import iso
@@ -38,8 +42,6 @@ def _progress():
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - lazy: rich, only while a progress display shows (CLI start-up)
 
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -92,9 +94,6 @@ def run_lines(run: dict) -> list[str]:
 def _fetching(run_fn, max_pages, *args, **kwargs) -> dict:
     """Run `add` or `refresh` over the store with the configured limits and a progress bar;
     its summary, or a one-line failure."""
-    from memhooks.ingest.fetch import Limits  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
-    from memhooks.ingest.sources import SourceError  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
-
     conn = open_store(ingest=False)
     try:
         with _progress() as progress:
@@ -119,8 +118,6 @@ def add_cmd(url, library_id, version, max_pages, as_json):
 
     Robots.txt is respected; limits: pages, bytes per page and in all, time
     (MEMHOOKS_ADD_* settings). `memhooks refresh` revalidates what was added."""
-    from memhooks.ingest.sources import add  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
-
     data = _fetching(add, max_pages, url, library_id=library_id, version=version)
     if as_json:
         echo_json("add", data)
@@ -143,7 +140,6 @@ def refresh_cmd(url, everything, older_than, max_pages, as_json):
         raise click.UsageError("give one source URL or --all")
     if not store_exists():
         no_store(as_json, {"command": "refresh"}, what=" and no source was added")
-    from memhooks.ingest.sources import refresh  # noqa: PLC0415 - lazy: httpx, only to fetch pages (CLI start-up)
 
     data = _fetching(refresh, max_pages, url=url, older_than_s=older_than)
     if as_json:

@@ -107,7 +107,8 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
 
 def _cmd_write(args: list[str]) -> None:
-    from memhooks.recall.lc_cache import _open_current, ingest_now, journal_write, parse_write_args, write
+    from memhooks.recall.lc_cache import _open_current
+    from memhooks.recall.lc_write import ingest_now, journal_write, parse_write_args, write
 
     record = parse_write_args(args)
     if record is None:

@@ -77,7 +77,7 @@ def _warm_output(db: str, project: str, after_warm) -> str | None:
     """Lockfiles changed (or tier1 is incomplete): scan and resolve. In this process when it
     has the dependencies, else in the python that has them, within the hook's time."""
     if _has_dependencies():
-        from memhooks.warm.fastpath import session_start_output
+        from memhooks.warm.session import session_start_output
 
         return session_start_output(db, project, after_warm)
     if os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
@@ -163,7 +163,7 @@ def session_warm(after_warm=None) -> int:
         if not _has_dependencies():
             return 0
         from memhooks.config import db_path, project_dir
-        from memhooks.warm.fastpath import session_start_output
+        from memhooks.warm.session import session_start_output
 
         emit(session_start_output(db_path(), project_dir(), after_warm))
         return 0

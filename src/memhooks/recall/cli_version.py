@@ -16,6 +16,9 @@ Unknown: None. `output_field` then answers for a current CLI (see there).
 """
 
 import os
+import stat
+
+from memhooks._jsonlite import loads
 
 #: PostToolUse `updatedToolOutput` replaces the output of every tool since this version;
 #: before it, `updatedMCPToolOutput` did so for MCP tools only.
@@ -38,9 +41,6 @@ def parse(version) -> tuple | None:
 
 def _read_regular(path: str, tail: bool) -> bytes:
     """Up to 64 KiB from the end (or the start) of a regular file; b'' otherwise."""
-    # lazy: hot-path module (the fallback decision, -I -S): only when the CLI version is read
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except (OSError, ValueError, TypeError):
@@ -79,8 +79,6 @@ def _package_version(folder: str) -> str | None:
     data = _read_regular(os.path.join(folder, "package.json"), tail=False)
     if b"claude-code" not in data:
         return None
-    # lazy: hot-path module (the fallback decision, -I -S): only when the CLI version is read
-    from memhooks._jsonlite import loads
 
     try:
         pkg = loads(data.decode("utf-8", "replace"))

@@ -49,7 +49,6 @@ def _sep_rx():
     """Context7's separator line and a `##`/`###` heading, as bytes patterns that start with
     a literal (the engine jumps to it): the same lines `coverage` splits at."""
     if not _RX:
-        # lazy: hot path (PreToolUse, -I -S): re only when a docs window is cut
         import re
 
         _RX["sep"] = re.compile(rb"----------(?<![^\n]----------)-*+[ \t]*+$", re.MULTILINE)
@@ -58,7 +57,6 @@ def _sep_rx():
 
 
 def _word_start_rx(anchor: bytes):
-    # lazy: hot path (PreToolUse, -I -S): re only when a docs window is cut
     import re
 
     lit = re.escape(anchor)

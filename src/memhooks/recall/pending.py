@@ -16,6 +16,14 @@ Anything less certain is a miss (a miss costs one call; a wrong answer misleads)
 is bounded: at most MAX_EVENTS events of the tool, within BUDGET_S.
 """
 
+from memhooks._jsonlite import loads
+from memhooks.config import max_doc_bytes
+from memhooks.names import checked_library_id, library_key, lookup_keys, loose_key, pick_library, topic_key
+from memhooks.sqltext import content_hash
+from memhooks.store.pending import has_pending_answers, newest_tool_events, open_journal
+from memhooks.store.sqlite_file import closing
+from memhooks.tools import classify, parse_tool_name
+
 MAX_EVENTS = 16
 BUDGET_S = 0.05
 RESOLVE = "resolve-library-id"
@@ -24,12 +32,6 @@ DOCS = ("query-docs", "get-library-docs")
 
 def _events(db: str, tools: tuple) -> list:
     """(tool, parsed payload) of the newest pending PostToolUse events of Context7 `tools`."""
-    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
-    from memhooks._jsonlite import loads
-    from memhooks.store.pending import newest_tool_events, open_journal
-    from memhooks.store.sqlite_file import closing
-    from memhooks.tools import classify, parse_tool_name
-
     conn = open_journal(db, BUDGET_S)
     if conn is None:
         return []
@@ -108,9 +110,6 @@ def _blocks(text: str) -> list[tuple[str, str | None]]:
 
 def tier1(db: str, name: str) -> str | None:
     """A library ID for `name` from a pending resolve-library-id result, or None."""
-    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
-    from memhooks.names import checked_library_id, lookup_keys, loose_key, pick_library
-
     wanted, loose = set(lookup_keys(name)), loose_key(name)
     for _tool, event in _events(db, (RESOLVE,)):
         tool_input = event["tool_input"]
@@ -149,11 +148,6 @@ def _plainly_docs(text: str) -> bool:
 def tier2(db: str, library_id: str, topic: str, forgotten=None) -> tuple[str, str] | None:
     """(body, content hash) for (library, topic) from a pending Context7 docs result, or None.
     `forgotten(hash)` says whether the user forgot a text."""
-    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
-    from memhooks.config import max_doc_bytes
-    from memhooks.names import library_key, topic_key
-    from memhooks.sqltext import content_hash
-
     lkey, tkey = library_key(library_id), topic_key(topic)
     if not lkey or not tkey:
         return None
@@ -182,10 +176,6 @@ def tier2(db: str, library_id: str, topic: str, forgotten=None) -> tuple[str, st
 
 def has_pending(db: str) -> bool:
     """Whether the journal holds events that could add an answer (read-only)."""
-    # lazy: hot path (-I -S): the journal reader loads only when pending answers are looked up
-    from memhooks.store.pending import has_pending_answers, open_journal
-    from memhooks.store.sqlite_file import closing
-
     conn = open_journal(db, BUDGET_S)
     if conn is None:
         return False

@@ -23,18 +23,30 @@ call repeated within `MEMHOOKS_SERVE_INSIST_S` of a served one goes live.
 
 import os
 import time
+import zlib
 
 from memhooks._jsonlite import dumps_str, loads_strings
-from memhooks._jsonlite import loads as loads  # noqa: F401 - the reader the hook uses (tested here)
+from memhooks._jsonlite import loads as loads  # the JSON reader of the hook (tests read it here)
+from memhooks.config import project_dir
+from memhooks.gate import blocked
+from memhooks.names import split_library_id
+from memhooks.recall import coverage as cv
+from memhooks.recall import docwindows
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
+from memhooks.recall.render import when_utc
 from memhooks.recall.serve_pages import EXA_FETCH, answer_exa_fetch, answer_webfetch
 from memhooks.recall.served import Served
 from memhooks.recall.served import num as _num
 from memhooks.recall.served import off as _off
 from memhooks.recall.served import q as _q
 from memhooks.recall.served import s as _s
-from memhooks.store import provenance, queries
+from memhooks.store import provenance, queries, serve_log
+from memhooks.store.connect import transaction
+from memhooks.store.queries import content_hashes, find_tier1
+from memhooks.store.reads import note_documents
 from memhooks.store.sqlite_file import SCHEMA_VERSION
+from memhooks.toolargs import context7_docs_args
+from memhooks.tools import parse_tool_name, server_has_word
 
 MAX_STDIN = 1024 * 1024
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
@@ -69,8 +81,6 @@ def classify(tool_name, switches: bool = True) -> str | None:
     # named as for capture (context7 / exa a whole word of the name; plugin forms too).
     if not tool_name.startswith("mcp__"):
         return None
-    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
-    from memhooks.tools import parse_tool_name, server_has_word
 
     server, tool = parse_tool_name(tool_name)
     if not server:
@@ -89,9 +99,6 @@ def classify(tool_name, switches: bool = True) -> str | None:
 def split_id(library_id: str) -> tuple[str, str | None] | None:
     """`/org/repo[/v|@v]` (leading and trailing slash optional) -> (lower-case base, version
     without a leading v) or None, by the one Context7 ID grammar (memhooks.names)."""
-    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
-    from memhooks.names import split_library_id
-
     lid = library_id if library_id.startswith("/") else "/" + library_id
     parts = split_library_id(lid[:-1] if lid.endswith("/") and len(lid) > 1 else lid)
     if parts is None:
@@ -119,9 +126,6 @@ def pinned_version(conn, project: str, base: str) -> str | None:
 def answer_resolve(conn, tool_input: dict, project: str, now: float,
                    max_age: float | None = None) -> Served | None:
     """`max_age` (a fallback): a tier1 entry that expired at most that long ago will do."""
-    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
-    from memhooks.store.queries import find_tier1
-
     name = _s(tool_input.get("libraryName"), 200)
     if not name:
         return None
@@ -149,7 +153,6 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float,
     body = "Available Libraries:\n\n" + "\n".join(lines)
     at = queries.last_resolved_at(conn, lid, now) or (row["last_seen"] if row else None) or now
     source = provenance.resolve_source(hit.get("origin"), hit.get("matched"))
-    from memhooks.recall.render import when_utc
 
     return Served("context7-resolve", f"Context7 library ID for {_q(name, 80)}", when_utc(at),
                   f"from {source}", body, 4000, library_id=lid, at=at)
@@ -157,10 +160,6 @@ def answer_resolve(conn, tool_input: dict, project: str, now: float,
 
 def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
                 max_chars: int, budget, max_age: float | None = None) -> Served | None:
-    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
-    from memhooks.recall import coverage as cv
-    from memhooks.toolargs import context7_docs_args
-
     lid, query = context7_docs_args(tool, tool_input)  # argument aliases as the server reads them
     parsed = split_id(lid) if len(lid) <= 300 and len(query) <= 2000 else None
     if not parsed or not query:
@@ -193,7 +192,6 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         ranked = queries.fts_rank_among(conn, match, ids, TOP_DOCS)
     if not ranked:
         return None
-    from memhooks.recall import docwindows  # small docs whole, large ones around the query's words
 
     pieces = docwindows.pieces(conn, ranked, q, budget)
     chosen = cv.choose(q, pieces, check=budget.check) if pieces else None
@@ -203,7 +201,6 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
     body = SNIPPET_JOIN.join(text for _, text in chosen)
     topics = ", ".join(_q(cands[d][0] or "", 80) for d in used)
     times = sorted(cands[d][1] for d in used)
-    from memhooks.recall.render import when_utc
 
     when = when_utc(times[-1]) if len(times) == 1 or times[0] == times[-1] else \
         f"{when_utc(times[0])} to {when_utc(times[-1])}"
@@ -246,18 +243,12 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
     """The identity of one call within a session, for the "the agent insists" rule. Two
     checksums and the length (zlib, not hashlib: OpenSSL costs every hook run ~2 ms); a
     collision could only let a call through live, never serve a wrong answer."""
-    # lazy: zlib only on the serve path
-    import zlib
-
     blob = repr(_canon([session_id or "", tool_name, tool_input])).encode("utf-8", "surrogatepass")
     return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
 
 
 def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | None:
     """The hook's stdout object for one PreToolUse payload, or None. Records what it serves."""
-    # lazy: PreToolUse hot path (-I -S): the store code loads only for a call it may serve
-    from memhooks.config import project_dir
-
     now = time.time() if now is None else now
     tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
     kind = classify(tool_name)
@@ -265,7 +256,6 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
-    from memhooks.gate import blocked
     if blocked(db, project):
         return None  # excluded or paused: serve nothing
     key = call_key(tool_name, tool_input, session)
@@ -274,11 +264,8 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             return None  # new or behind the migrations: nothing to serve (never migrated here)
-        from memhooks.store import serve_log
 
         if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
-            from memhooks.store.connect import transaction
-
             with transaction(conn):
                 serve_log.record(conn, outcome="insisted", call_key=key, tool=kind,
                                  tool_name=tool_name, project=project, session_id=session, now=now)
@@ -287,9 +274,6 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         if served is None or time.monotonic() > deadline:
             return None  # over budget: let the call run rather than be late
         install(conn, deadline)  # (decide took its handler off) the writes stop at the budget too
-        from memhooks.store.connect import transaction
-        from memhooks.store.queries import content_hashes
-        from memhooks.store.reads import note_documents
 
         note_documents(db, content_hashes(conn, served.doc_ids), project, now)
         with transaction(conn):

@@ -8,8 +8,10 @@
 """
 
 from memhooks._jsonlite import loads_object
+from memhooks.recall.render import when_utc
 from memhooks.recall.served import Served, num, q, s
 from memhooks.store import provenance, queries
+from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls, webfetch_offset
 
 EXA_FETCH = ("web_fetch_exa", "crawling_exa")
 MAX_URLS = 10
@@ -18,7 +20,6 @@ MAX_URLS = 10
 def norm_url(url: str) -> str | None:
     """Scheme and host lower-cased, http upgraded to https (as WebFetch does), default
     port and fragment dropped, an empty path made `/`. Query strings are kept as written."""
-    # lazy: PreToolUse hot path (-I -S): only for a page call it may serve
     from urllib.parse import urlsplit, urlunsplit
 
     try:
@@ -57,9 +58,6 @@ def _since(now: float, max_age: float | None) -> float:
 
 def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
                     max_age: float | None = None) -> Served | None:
-    # lazy: PreToolUse hot path (-I -S): only for a page call it may serve
-    from memhooks.toolargs import webfetch_offset
-
     url, prompt = s(tool_input.get("url")), s(tool_input.get("prompt"), 20000)
     offset = webfetch_offset(tool_input)  # a page read from another offset is another answer
     if not url or not prompt or offset is None:
@@ -69,7 +67,6 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
         m = loads_object(r["metadata"])
         if " ".join(str(m.get("prompt") or "").split()) != want or m.get("offset", -1) != offset:
             continue
-        from memhooks.recall.render import when_utc
 
         size = m.get("bytes")
         page = size if isinstance(size, int) else 0
@@ -83,9 +80,6 @@ def answer_webfetch(conn, tool_input: dict, now: float, max_chars: int,
 def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int,
                      max_age: float | None = None) -> Served | None:
     """Per URL: each URL asked needs a page a fetch stored for exactly that URL, as asked."""
-    # lazy: PreToolUse hot path (-I -S): only for a page call it may serve
-    from memhooks.toolargs import EXA_KEYED_BY, exa_fetch_urls
-
     urls = exa_fetch_urls(tool_input)
     if not urls or len(urls) > MAX_URLS:
         return None
@@ -102,7 +96,6 @@ def answer_exa_fetch(conn, tool_input: dict, now: float, max_chars: int,
         ids.append(page["id"])
         times.append(page["at"])
         live += page["bytes"] or 0
-    from memhooks.recall.render import when_utc
 
     return Served("exa-fetch", f"EXA page fetch of {len(urls)} URL{'s' * (len(urls) > 1)}",
                   when_utc(min(times)), f"for {q(', '.join(urls), 300)}", "\n\n---\n\n".join(parts),

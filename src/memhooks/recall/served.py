@@ -9,20 +9,16 @@ form, quoted).
 """
 
 from memhooks._jsonlite import dumps_str
+from memhooks.config import number, setting
+from memhooks.egress import REFERENCE_NOTE, clean, fence, one_line
 
 
 def num(name: str, default: float) -> float:
     """A number >= 0 from the setting `name` (the environment, else the settings file)."""
-    # lazy: hot-path module (PreToolUse, -I -S): config and egress load only when an answer is served
-    from memhooks.config import number
-
     return number(name, default)
 
 
 def off(name: str) -> bool:
-    # lazy: hot-path module (PreToolUse, -I -S): config and egress load only when an answer is served
-    from memhooks.config import setting
-
     return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
 
 
@@ -32,9 +28,6 @@ def s(value, limit: int = 2000) -> str:
 
 def q(text, limit: int = 160) -> str:
     """A value in a header: its checked one-line form, quoted."""
-    # lazy: hot-path module (PreToolUse, -I -S): config and egress load only when an answer is served
-    from memhooks.egress import one_line
-
     return dumps_str(one_line(text, limit))
 
 
@@ -48,9 +41,6 @@ CUT_NOTE = "\n[memhooks: cut here; repeat the call for the full text]"
 
 def wrap(head: str, body: str, max_chars: int, cut_note: str = CUT_NOTE) -> str:
     """The header, the reference-only note and the stored body in the fence (cut at max_chars)."""
-    # lazy: hot-path module (PreToolUse, -I -S): config and egress load only when an answer is served
-    from memhooks.egress import REFERENCE_NOTE, clean, fence
-
     if len(body) > max_chars:
         body = body[:max_chars].rstrip() + cut_note
     return f"{clean(head)}\n{REFERENCE_NOTE}\n{fence(body)}"

@@ -19,6 +19,7 @@ import time
 
 from memhooks.config import max_store_bytes
 from memhooks.recall.render import iso_utc
+from memhooks.recall.stats_model import check
 from memhooks.store import fallback_log, stats_queries
 from memhooks.store.serve_log import summary as serving
 from memhooks.store.vacuum import incremental_mode, store_files
@@ -140,6 +141,5 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "fallbacks": fallback_log.summary(conn, p),
         "daily": _daily(conn, p, now, DAYS, served),
     }
-    from memhooks.recall.stats_model import check  # noqa: PLC0415 - lazy: pydantic, for `stats --json` only
 
     return check(report)

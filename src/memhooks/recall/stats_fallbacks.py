@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from html import escape
 
+from rich.table import Table
+
 from memhooks.egress import one_line
 
 
@@ -28,7 +30,6 @@ def render(data: dict, console) -> None:
     fb = data.get("fallbacks") or {}
     if not fb.get("fallbacks"):
         return
-    from rich.table import Table  # noqa: PLC0415 - lazy: rich, only for the terminal table (as stats_render)
 
     console.print(headline(fb), highlight=False, markup=False)
     table = Table()

@@ -8,6 +8,11 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from memhooks.egress import one_line
 from memhooks.recall import stats_fallbacks
 from memhooks.termtext import human_bytes, tokens
 
@@ -79,8 +84,6 @@ def events_note(data: dict) -> str:
     reasons = e.get("skip_reasons") or e.get("failure_reasons") or []
     why = ""
     if reasons:
-        from memhooks.egress import one_line  # noqa: PLC0415 - lazy: only for this note
-
         why = f"; most often: {one_line(reasons[0]['reason'], 80)}"
     return (f"The journal holds {plural(e['total'], 'event')} ({states}), none of them "
             f"documentation yet{why}.")
@@ -100,13 +103,6 @@ def served_headline(sv: dict) -> str:
 def render(data: dict, console=None) -> None:
     """Print `data` (from gather) for people: a header that fits 80 columns, what to do next
     on an empty store, a 30-day chart, then the tables."""
-    # lazy: rich (a heavy import) for people's output only, not for --json or the no-store note
-    from rich.console import Console  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
-    from rich.text import Text  # noqa: PLC0415
-
-    from memhooks.egress import one_line  # noqa: PLC0415
-
     def cell(value, n: int = 120) -> Text:  # a stored value: one safe line, never rich markup
         return Text(one_line(value, n))
 

@@ -1,1 +1,3 @@
 """Setup: install/uninstall into Claude Code's settings, doctor."""
+
+

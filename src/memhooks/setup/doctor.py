@@ -34,6 +34,7 @@ from memhooks.store.sqlite_file import connect_reader
 from memhooks.store.vacuum import store_files
 from memhooks.team.settings import configured
 from memhooks.team.status import doctor_check
+from memhooks.warm.context7_api import probe
 
 PENDING_AGE_S = 60.0
 API_TIMEOUT_S = 5.0
@@ -331,7 +332,6 @@ def check_context7(network: bool = True) -> Check:
         return Check("context7-api", "skip", "MEMHOOKS_OFFLINE is set")
     if not network:
         return Check("context7-api", "skip", "skipped (use --network)")
-    from memhooks.warm.context7_api import probe  # noqa: PLC0415 - lazy: pydantic and httpx, for this network check only
 
     shown = _safe_url(config.context7_api_url())
     auth = " (with CONTEXT7_API_KEY)" if os.environ.get("CONTEXT7_API_KEY", "").strip() else ""

@@ -7,6 +7,8 @@ import sys
 import time
 
 from memhooks._jsonlite import dumps_str
+from memhooks.config import offline
+from memhooks.egress import clean, one_line
 from memhooks.names import checked_library_id, valid_library_id, valid_name, valid_version
 from memhooks.store.queries import RETRY_KEY as RETRY_KEY  # the API backoff's api_state key
 from memhooks.store.queries import api_retry_row, document_count
@@ -70,9 +72,6 @@ def build_context(entries: list[dict], note: str = "") -> str:
     """`name@version → /org/repo` lines plus the hint, at most MAX_CONTEXT chars. Only
     checked values (memhooks.names grammars) reach it. `(cached)` marks an ID served from
     tier1 that an earlier session resolved. With nothing resolved: what is cached (`note`)."""
-    # lazy: SessionStart fast path (-I -S): egress only when there is context to render
-    from memhooks.egress import clean
-
     checked = [c for c in (_checked(e) for e in entries) if c is not None]
     resolved = [c for c in checked if not c["suggested"]]
     suggested = [c for c in checked if c["suggested"]]
@@ -144,9 +143,6 @@ def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bo
         if backoff[0] == "429":
             parts.append(f"Context7 is rate-limited until {when}: prefer the cached docs until then.")
         else:
-            # lazy: SessionStart fast path (-I -S): egress only when there is context to render
-            from memhooks.egress import one_line
-
             parts.append(f"The Context7 API was not usable ({one_line(backoff[0], 80)}); memhooks "
                          f"tries again after {when}.")
     return " ".join(parts)
@@ -161,9 +157,6 @@ def hook_json(context: str) -> str:
 def api_blocked(conn, now: float, *, retry_unreachable: bool = False) -> bool:
     """Offline, or backing off (after a 429; or after the API was unreachable,
     unless `retry_unreachable`, as for a warm a person asked for)."""
-    # lazy: hot-path module (SessionStart under -I -S); config only when the API may be asked
-    from memhooks.config import offline
-
     if offline():
         return True
     return blocked_by(api_backoff(conn, now), retry_unreachable=retry_unreachable)

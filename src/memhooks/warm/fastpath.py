@@ -6,9 +6,15 @@ tier1 without scanning and without network. Otherwise memhooks.warm.resolve runs
 """
 
 import os
+import sqlite3
 import time
 
 from memhooks._jsonlite import loads
+from memhooks.config import offline
+from memhooks.names import normalize
+from memhooks.store.connect import connect
+from memhooks.store.queries import api_retry_row, document_count, project_tier1, warm_state
+from memhooks.store.sqlite_file import closing, connect_reader, is_current
 from memhooks.warm.context import (
     PARTIAL,
     backoff_of,
@@ -23,11 +29,6 @@ from memhooks.warm.context import (
 
 def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[list[dict], bool]:
     """(entries for the ranked names, whether every name has a fresh answer)."""
-    # lazy: hot path (SessionStart under -I -S; so in every function here): the store's
-    # code loads only once there is a store to read.
-    from memhooks.names import normalize
-    from memhooks.store.queries import project_tier1
-
     keys = [normalize(dep["name"], dep.get("ecosystem")) for dep in ranked]
     rows = project_tier1(conn, project, keys)
     entries, complete = [], True
@@ -47,9 +48,6 @@ def tier1_entries(conn, project: str, ranked: list[dict], now: float) -> tuple[l
 
 def fast_answer(conn, project: str) -> str | None:
     """The context from tier1 when nothing changed, else None (the caller warms)."""
-    # lazy: queries and fingerprinting once a store is open; config only when tier1 is short
-    from memhooks.store.queries import api_retry_row, document_count, warm_state
-
     row = warm_state(conn, project)
     if row is None:
         return None
@@ -60,8 +58,6 @@ def fast_answer(conn, project: str) -> str | None:
     entries, complete = tier1_entries(conn, project, loads(row["ranked"]), now)
     backoff = backoff_of(api_retry_row(conn), now)
     if not complete:
-        from memhooks.config import offline
-
         if not offline() and not blocked_by(backoff):
             return None
     resolved = any(e.get("library_id") for e in entries)
@@ -74,10 +70,6 @@ def fast_output(db: str, project: str) -> str | None:
     or None when a warm is needed. The store is opened read-only."""
     if not project or not os.path.isdir(project) or not os.path.isfile(db):
         return None
-    # lazy: sqlite3 and the reader only when there is a project and a store file
-    import sqlite3
-
-    from memhooks.store.sqlite_file import closing, connect_reader, is_current
 
     try:
         # Only reads: no journal attached, nothing to checkpoint. A hot path never migrates.
@@ -94,32 +86,10 @@ def status_output(db: str, project: str | None = None) -> str:
     """The hook's JSON when no warm answer is available (no project, the warm failed or ran
     out of time): what is cached and whether Context7 is rate-limited. Never raises."""
     context = "memhooks: no Context7 library IDs are cached for this project's dependencies yet."
-    # lazy: the store and the status note only for this fallback
     try:
-        from memhooks.store.connect import closing, connect, is_current
-
         with closing(connect(db, migrate=False)) as conn:  # also on the hot path: no migrating
             if is_current(conn):
                 context = build_context([], note=status_note(conn, time.time()))
-    except Exception:  # noqa: BLE001 - a hook never breaks the session (the note above stays)
+    except Exception:  # noqa: BLE001 - the fallback answer itself: any store trouble keeps the note above
         pass
-    return hook_json(context)
-
-
-def session_start_output(db: str, project: str, after_warm=None) -> str:
-    """One JSON object for the SessionStart hook, every time. `after_warm(db, project)` is
-    the caller's work after a warm that ran (memhooks._launch: a detached team pull)."""
-    # lazy: the read-write store, and the full warm (scan, API) only off the fast path
-    from memhooks.store.connect import closing, connect
-
-    if not project or not os.path.isdir(project):
-        return status_output(db, project)
-    with closing(connect(db)) as conn:
-        context = fast_answer(conn, project)
-        if context is None:
-            from memhooks.warm.resolve import warm
-
-            context = warm(conn, project).context
-            if after_warm is not None:
-                after_warm(db, project)
     return hook_json(context)

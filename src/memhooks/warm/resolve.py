@@ -36,6 +36,7 @@ from memhooks.warm.context import (
     fingerprint,
     status_note,
 )
+from memhooks.warm.context7_api import search_many
 from memhooks.warm.rank import candidates as rank_candidates
 from memhooks.warm.scan import scan_project
 
@@ -294,7 +295,6 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
         for r in todo:
             r.cause = "no time left in this session's budget; asked next time"
         return None
-    from memhooks.warm.context7_api import search_many  # noqa: PLC0415 - lazy: pydantic and httpx, only when the API is asked
 
     # Backfill: ask in rank order until enough of the top names resolve.
     asked = {r.name: r for r in [*todo, *refresh]}

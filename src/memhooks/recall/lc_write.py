@@ -1,0 +1,106 @@
+"""The journaled cache write of `lc-cache-write` (and `memhooks cache write`): the record read
+from the arguments, journaled and applied through admission in one transaction, or left
+pending for the ingester while the store is new or behind. Standard library only. (Apart
+from the lookups in memhooks.recall.lc_cache, which must not load json or the redaction.)"""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+from memhooks.config import ENTRY, max_write_bytes
+from memhooks.redact import redact_text
+from memhooks.store.admission import REDACT_MARGIN, Refused
+from memhooks.store.connect import closing, connect_journal, transaction
+from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
+from memhooks.store.projections import apply_cache_write
+
+
+def _write_payload(record: dict, project: str) -> str:
+    """The journaled form of a cache write (redacted, like every event)."""
+    payload = json.dumps({"hook_event_name": CACHE_WRITE_EVENT, "cwd": project, **record},
+                         ensure_ascii=False)
+    return redact_text(payload)
+
+
+def write(conn, record: dict, project: str) -> int:
+    """Journal a cache write, then apply it, in one transaction. Returns the event id."""
+    now = time.time()
+    payload = _write_payload(record, project)
+    with transaction(conn):
+        event_id = append(conn, payload, size=len(payload), project=project,
+                          hook_event_name=CACHE_WRITE_EVENT, received_at=now)
+        try:
+            apply_cache_write(conn, json.loads(payload), event_id=event_id, project=project,
+                              now=now)
+        except Refused as exc:
+            # admission refused it (nothing was written): journaled as skipped, with why
+            mark_skipped(conn, event_id, f"refused: {exc.reason}"[:500], now)
+        else:
+            mark_done(conn, event_id, now)
+    return event_id
+
+
+def journal_write(db: str, record: dict, project: str) -> int:
+    """Journal a cache write and leave it pending (the projections are new or behind: the
+    ingester migrates them and applies it). Returns the event id."""
+    payload = _write_payload(record, project)
+    with closing(connect_journal(db)) as conn:
+        return append(conn, payload, size=len(payload), project=project,
+                      hook_event_name=CACHE_WRITE_EVENT, received_at=time.time())
+
+
+def ingest_now(timeout: float = 20.0) -> None:
+    """Run an ingester in a child process (it needs packages this hot path must not import)."""
+    python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
+    subprocess.run([python, ENTRY, "ingest"], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout,
+                   check=False)
+
+
+def read_regular_file(path: str, limit: int) -> bytes | None:
+    """Up to `limit` bytes of a regular file; None for anything else. Opened non-blocking
+    (a FIFO never blocks the open) and checked with fstat before a byte is read (a FIFO, a
+    device such as /dev/zero, a socket or a folder is refused)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(1024 * 1024, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def parse_write_args(args: list[str]) -> dict | None:
+    """The record for `lc-cache-write` arguments, or None when they are unusable."""
+    if not args:
+        return None
+    tier = args[0]
+    if tier == "tier1" and len(args) >= 3 and args[1].strip() and args[2].strip():
+        return {"tier": "tier1", "name": args[1].strip(), "library_id": args[2].strip()}
+    if tier == "tier2" and len(args) >= 4 and args[1].strip():
+        # past the cap by admission's margin: a secret across the cap is read whole, so it
+        # is redacted before the cut
+        body = read_regular_file(args[3], max_write_bytes() + REDACT_MARGIN + 1)
+        if body is None:
+            return None
+        if not body.strip():
+            return None
+        return {"tier": "tier2", "library_id": args[1].strip(), "topic": args[2],
+                "body": body.decode("utf-8", "replace")}
+    return None
