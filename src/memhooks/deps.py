@@ -6,8 +6,6 @@ Plain syntax and no imports: the bootstrap reads this file with any python3, eve
 old for memhooks, to tell its user so.
 """
 
-
-
 # (requirement as pyproject.toml writes it, the module it provides)
 REQUIREMENTS = (
     ("pydantic>=2.5", "pydantic"),

@@ -1,7 +1,5 @@
 """Name and key normalisation (standard library only; used on hot paths)."""
 
-
-
 TYPE_CHECKING = False  # `typing` costs `re` and `enum`: for annotations only, never imported here
 if TYPE_CHECKING:
     from typing import Literal

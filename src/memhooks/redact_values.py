@@ -2,8 +2,6 @@
 randomness, the name of a key), and the replacement callbacks the rules use. Standard
 library only (the capture hook imports it); see memhooks.redact for the engine."""
 
-
-
 MARK = "[REDACTED]"
 
 

@@ -15,8 +15,6 @@ a word (``example-server``, ``hexagon``, ``texas_db``). Context7's own tool name
 ``…_exa`` tools are captured whatever the server is called.
 """
 
-
-
 CONTEXT7_TOOLS = frozenset({"resolve-library-id", "query-docs", "get-library-docs"})
 BUILTINS = frozenset({"WebFetch", "WebSearch"})
 

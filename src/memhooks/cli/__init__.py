@@ -1,3 +1,1 @@
 """The memhooks command line: thin click commands over the library."""
-
-

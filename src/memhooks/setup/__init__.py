@@ -1,3 +1,1 @@
 """Setup: install/uninstall into Claude Code's settings, doctor."""
-
-

@@ -3,5 +3,3 @@
 Optional (`pip install 'memhooks[team]'`). Nothing in this package runs on a hot path;
 psycopg is imported only inside the functions that talk to the server.
 """
-
-

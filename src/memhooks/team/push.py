@@ -73,6 +73,7 @@ def _ensure_temp(pg) -> None:
 def _push_documents(pg, member: str, rows: list[tuple]) -> int:
     """One batch of documents (inside the caller's transaction). Returns rows inserted."""
     _ensure_temp(pg)
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     with pg.cursor(row_factory=dict_row) as cur:

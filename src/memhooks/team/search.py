@@ -64,6 +64,7 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
                 import_hits: bool = True, now: float | None = None) -> list[dict]:
     """Ranked team documents as result dicts in the local result shape (see
     memhooks.recall.search). The id is the local id of the imported copy."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     try:
@@ -129,6 +130,7 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     """Bring the hits into the local store, through the same checks as a pull (content
     hashed again, error texts refused, provenance team:<member>), within IMPORT_MAX_BYTES
     counted on the bytes PostgreSQL holds. Returns (content_hash -> local id, refused hashes)."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     hashes = [r["content_hash"] for r in rows]

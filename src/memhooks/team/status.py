@@ -86,6 +86,7 @@ def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[
     if not url:
         return "skip", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect`)"
     try:
+        # lazy: heavy optional dependency (psycopg)
         import psycopg  # noqa: F401
     except ImportError:
         return "fail", f"{info['url']}: psycopg is not installed (pip install 'memhooks[team]')"

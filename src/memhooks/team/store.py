@@ -51,6 +51,7 @@ def classify(exc: BaseException, url: str | None) -> TeamError:
     if isinstance(exc, TeamError):
         return exc
     try:
+        # lazy: heavy optional dependency (psycopg)
         import psycopg
         from psycopg import errors
     except ImportError:
@@ -71,6 +72,7 @@ def connect(url: str, *, autocommit: bool = True):
     """A psycopg connection with connect_timeout and statement/lock timeouts. The conninfo
     goes to libpq as given (sslmode, service, passfile are honoured)."""
     try:
+        # lazy: heavy optional dependency (psycopg): absent without memhooks[team]
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
     except ImportError:
@@ -187,6 +189,7 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
 
 def dict_rows(pg):
     """A cursor on a team connection whose rows are dicts (read by name)."""
+    # lazy: heavy optional dependency (psycopg)
     from psycopg.rows import dict_row
 
     return pg.cursor(row_factory=dict_row)
