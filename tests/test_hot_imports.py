@@ -18,6 +18,30 @@ HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-
 # share of a run that should cost the interpreter.
 NOT_ON_LOOKUPS = {"enum", "re", "json", "signal", "hashlib"}
 NOT_WITH_SQLITE: set[str] = set()
+# Each process loads its own entry module and what its path needs, not another path's code
+# (prefixes of memhooks modules; checked on the real shims' traces).
+ENTRY_MODULES = {"post-tool-use": "post_tool_use", "pre-tool-use": "pre_tool_use",
+                 "session-start": "session_start", "lc-cache-lookup": "lc_cache",
+                 "lc-cache-lookup-docs": "lc_cache", "lc-cache-write": "lc_cache"}
+NOT_ON_PATH = {
+    "post-tool-use": ("memhooks.warm", "memhooks.recall.serve", "memhooks.recall.lc_cache", "memhooks.recall.lc_write",
+                      "memhooks.ingest"),
+    "pre-tool-use": ("memhooks.capture", "memhooks.warm", "memhooks.ingest", "memhooks.recall.lc_cache",
+                     "memhooks.recall.lc_write"),
+    "session-start": ("memhooks.recall", "memhooks.ingest", "memhooks.warm.resolve", "memhooks.warm.scan",
+                      "memhooks.warm.session"),
+    "lc-cache-lookup": ("memhooks.recall.lc_write", "memhooks.store.admission", "memhooks.capture"),
+    "lc-cache-lookup-docs": ("memhooks.recall.lc_write", "memhooks.store.admission", "memhooks.capture"),
+    "lc-cache-write": ("memhooks.capture", "memhooks.warm", "memhooks.ingest"),
+}
+
+
+def _off_path(cmd: str, mods: list[str]) -> list[str]:
+    """The modules a hot path loaded that belong to another path."""
+    own = {"memhooks.entry", "memhooks.entry._boundary", "memhooks.entry._input",
+           f"memhooks.entry.{ENTRY_MODULES[cmd]}"}
+    return sorted(m for m in mods if (m.startswith("memhooks.entry") and m not in own)
+                  or any(m == p or m.startswith(p + ".") for p in NOT_ON_PATH[cmd]))
 
 
 def _foreign(modules: list[str], allowed: set[str] = frozenset()) -> list[str]:
@@ -66,6 +90,9 @@ def _check(trace: Path, expect: set[str]) -> None:
     for cmd in expect:
         for mods in traces[cmd]:
             assert _foreign(mods) == [], (cmd, _foreign(mods))
+            if cmd in ENTRY_MODULES:
+                assert f"memhooks.entry.{ENTRY_MODULES[cmd]}" in mods, (cmd, mods)
+                assert _off_path(cmd, mods) == [], (cmd, _off_path(cmd, mods))
             if cmd in ("lc-cache-lookup", "lc-cache-lookup-docs"):
                 unwanted = (NOT_ON_LOOKUPS | NOT_WITH_SQLITE) & set(mods)
                 assert not unwanted, (cmd, sorted(unwanted))
@@ -158,3 +185,7 @@ def test_the_trace_itself_sees_a_foreign_import(env, tmp_path):
     if shutil.which("bash") is None:
         pytest.skip("no bash")
     assert _foreign(["json", "memhooks.config", "pydantic", "pydantic.main"]) == ["pydantic", "pydantic.main"]
+    # ... and so is a hot path that loads another path's code.
+    assert _off_path("lc-cache-lookup", ["memhooks.entry.lc_cache", "memhooks.entry.pre_tool_use",
+                                         "memhooks.recall.lc_cache", "memhooks.recall.lc_write"]) == [
+        "memhooks.entry.pre_tool_use", "memhooks.recall.lc_write"]

@@ -237,16 +237,17 @@ def save(path: str, values: dict) -> None:
     data = dumps(values).encode("utf-8")
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    written = False
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
         os.fsync(fd)
-    except BaseException:
+        written = True
+    finally:
         os.close(fd)
-        os.unlink(tmp)
-        raise
-    os.close(fd)
+        if not written:
+            os.unlink(tmp)
     os.replace(tmp, path)
 
 

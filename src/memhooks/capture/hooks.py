@@ -85,7 +85,7 @@ def trim_journal(db: str) -> None:
         return
     try:
         trim_wal(_LEFT_OPEN[-1], journal_path(db))
-    except Exception:  # noqa: BLE001 - the event is committed; a later hook or the ingester trims
+    except (sqlite3.Error, OSError):  # the event is committed; a later hook or the ingester trims
         pass
 
 
@@ -100,7 +100,7 @@ def other_work(db: str, event_id: int | None) -> bool:
         return True
     try:
         return has_pending(_LEFT_OPEN[-1], besides=event_id, answers_only=True)
-    except Exception:  # noqa: BLE001 - when in doubt, ingest
+    except sqlite3.Error:  # when in doubt, ingest
         return True
 
 

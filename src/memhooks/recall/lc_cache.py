@@ -90,7 +90,7 @@ def _kick(db: str, behind: bool = False) -> None:
     try:
         if behind or pending.has_pending(db):
             spawn_ingest(db)
-    except Exception:  # noqa: BLE001 - the answer stands
+    except (sqlite3.Error, OSError):  # the answer stands
 
         log_exception("lookup: starting an ingester")
 
@@ -102,14 +102,13 @@ def _open_read(db: str):
         return None  # no store yet (a directory or other non-file there is damage: healed below)
     try:
         conn = connect_reader(db)
+        current = False
         try:
-            if is_current(conn):
-                return conn
-        except BaseException:
-            conn.close()
-            raise
-        conn.close()
-        return None
+            current = is_current(conn)
+        finally:
+            if not current:
+                conn.close()
+        return conn if current else None
     except sqlite3.Error:
         pass
 

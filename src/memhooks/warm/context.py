@@ -3,6 +3,7 @@ Context7 API is backing off, and the lockfile fingerprint that tells whether it 
 from tier1 (standard library only; the fast path and the warm share it)."""
 
 import os
+import sqlite3
 import sys
 import time
 
@@ -130,7 +131,7 @@ def note_of(count_documents, backoff: tuple[str, float] | None, *, documents: bo
     if documents:
         try:
             n = count_documents()
-        except Exception:  # noqa: BLE001 - a store that cannot count (damaged, old): the note says nothing cached
+        except sqlite3.Error:  # a store that cannot count (damaged, old): the note says nothing cached
             n = 0
         if n:
             parts.append(f"{n} cached documentation page{'s' if n != 1 else ''} from earlier "

@@ -90,6 +90,6 @@ def status_output(db: str, project: str | None = None) -> str:
         with closing(connect(db, migrate=False)) as conn:  # also on the hot path: no migrating
             if is_current(conn):
                 context = build_context([], note=status_note(conn, time.time()))
-    except Exception:  # noqa: BLE001 - the fallback answer itself: any store trouble keeps the note above
+    except (sqlite3.Error, OSError):  # a store that cannot say more: the note above stays
         pass
     return hook_json(context)
