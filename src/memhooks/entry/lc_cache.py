@@ -4,9 +4,17 @@ print nothing on a miss or on any problem (logged once to memhooks.log); the loo
 logic is memhooks.recall.lc_cache."""
 
 import os
+import sqlite3
 import sys
 
+from memhooks.config import db_path, project_dir
 from memhooks.entry._boundary import guard
+from memhooks.gate import blocked
+from memhooks.names import checked_library_id
+from memhooks.recall.lc_cache import _answer, _open_current, _pending_tier1, _pending_tier2, _store
+from memhooks.store.connect import closing, connect
+from memhooks.store.queries import find_tier1, find_tier2
+from memhooks.store.reads import note
 
 USAGE = {
     "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
@@ -21,8 +29,6 @@ USAGE_TAIL = ("else nothing: empty output is a miss. Always exits 0 (memhooks; t
 def _damaged(fn, args: list[str]) -> None:
     """Run a command; a damaged store is healed (moved aside, rebuilt from the journal) and
     said in one line on stderr, stdout staying empty (a miss); then the boundary logs it."""
-    import sqlite3
-
     try:
         fn(args)
     except sqlite3.DatabaseError as exc:
@@ -60,20 +66,15 @@ def _emit(text: str) -> None:
 
 
 def _cmd_lookup(args: list[str]) -> None:
-    from memhooks.recall.lc_cache import _answer, _pending_tier1, _store
-
     if len(args) < 1 or not args[0].strip():
         return
     store = _store()
     if store is None:
         return
-    from memhooks.store.queries import find_tier1
-    from memhooks.store.reads import note
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project),
                   lambda conn: _pending_tier1(db, args[0]))
-    from memhooks.names import checked_library_id
 
     # egress: an ID is printed only in its grammar (anything else is a miss)
     library_id = checked_library_id(hit["library_id"]) if hit else None
@@ -83,15 +84,11 @@ def _cmd_lookup(args: list[str]) -> None:
 
 
 def _cmd_lookup_docs(args: list[str]) -> None:
-    from memhooks.recall.lc_cache import _answer, _pending_tier2, _store
-
     if len(args) < 2 or not args[0].strip():
         return
     store = _store()
     if store is None:
         return
-    from memhooks.store.queries import find_tier2
-    from memhooks.store.reads import note
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]),
@@ -107,15 +104,11 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
 
 def _cmd_write(args: list[str]) -> None:
-    from memhooks.recall.lc_cache import _open_current
     from memhooks.recall.lc_write import ingest_now, journal_write, parse_write_args, write
 
     record = parse_write_args(args)
     if record is None:
         return
-    from memhooks.config import db_path, project_dir
-    from memhooks.gate import blocked
-    from memhooks.store.connect import closing, connect
 
     project = project_dir()
     db = db_path()

@@ -2,17 +2,16 @@
 start the detached ingester, then answer a failed live call from the store when it can
 (memhooks.recall.fallback): one JSON object on stdout, or nothing. Exit 0 always."""
 
+from memhooks.capture.hooks import journal, spawn_ingest, trim_journal
+from memhooks.config import MAX_EVENT_BYTES, db_path
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import hostile, read_stdin
+from memhooks.gate import blocked, hook_project
 
 NAME = "post-tool-use"
 
 
 def _run() -> int:
-    from memhooks.capture.hooks import journal, spawn_ingest, trim_journal
-    from memhooks.config import MAX_EVENT_BYTES, db_path
-    from memhooks.gate import blocked, hook_project
-
     raw, total = read_stdin(MAX_EVENT_BYTES)
     db = db_path()
     if blocked(db, hook_project(raw)):

@@ -2,25 +2,25 @@
 (memhooks.recall.serve): one JSON object that denies the call with the served text as the
 reason, or nothing, which lets the call run. Exit 0 always."""
 
+from memhooks._jsonlite import loads
+from memhooks.config import db_path
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import not_utf8, read_stdin
+from memhooks.recall.serve import MAX_STDIN, hook_json, serve_payload
+from memhooks.recall.served import off
 
 NAME = "pre-tool-use"
 
 
 def _run() -> int:
-    from memhooks.recall.served import off
-
     if off("MEMHOOKS_SERVE"):
         return 0
-    from memhooks.recall.serve import MAX_STDIN
 
     raw, total = read_stdin(MAX_STDIN)
     why = f"payload of {total} bytes is over the {MAX_STDIN} byte cap" if total > MAX_STDIN else not_utf8(raw)
     if why:
         refuse(NAME, f"{why}: not served, the call runs")
         return 0
-    from memhooks._jsonlite import loads
 
     try:
         payload = loads(raw.decode("utf-8"))  # too deep a value: RecursionError, one line at the boundary
@@ -28,9 +28,6 @@ def _run() -> int:
         refuse(NAME, f"payload is not JSON ({exc}): not served, the call runs")
         return 0
     if isinstance(payload, dict):
-        from memhooks.config import db_path
-        from memhooks.recall.serve import hook_json, serve_payload
-
         result = serve_payload(payload, db_path())
         emit(hook_json(result) if result else None)
     return 0

@@ -10,7 +10,13 @@ when there is work for one besides this event.
 import os
 import sys
 
+from memhooks import bootstrap
+from memhooks.capture.hooks import journal, other_work, spawn_ingest, trim_journal
+from memhooks.config import ENTRY, MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.entry._boundary import emit, guard
+from memhooks.entry._input import read_stdin
+from memhooks.gate import blocked
+from memhooks.warm.fastpath import fast_output, status_output
 
 NAME = "session-start"
 WARM_TIMEOUT_S = 8.0  # inside the hooks.json timeout (10 s) with room for the rest
@@ -27,7 +33,6 @@ def _ensure_python(said: dict) -> str | None:
     root = os.environ.pop("MEMHOOKS_BOOTSTRAP_ROOT", "")
     if not state or not root:
         return None
-    from memhooks import bootstrap
 
     root = os.path.abspath(root)
     full, status, message = bootstrap.ensure(state, root)
@@ -46,13 +51,10 @@ def _import_offer(state: str, root: str, full: str | None, status: str) -> str |
     plugin's store and python."""
     if status not in ("ok", "building") or os.path.exists(os.path.join(state, IMPORT_OFFER)):
         return None
-    from memhooks import bootstrap
 
     if os.path.exists(os.path.join(state, bootstrap.NOTICE_VENV_FAILED)):
         return None  # its setup failed: the command would not run yet
     import shlex
-
-    from memhooks.config import db_path
 
     venv_memhooks = os.path.join(state, bootstrap.VENV, "bin", "memhooks")
     db = shlex.quote(db_path())
@@ -86,8 +88,6 @@ def _warm_output(db: str, project: str, after_warm) -> str | None:
     python = os.environ.get("MEMHOOKS_PYTHON", "").strip() or sys.executable
     import subprocess
 
-    from memhooks.config import ENTRY
-
     env = dict(os.environ, MEMHOOKS_DB=db, CLAUDE_PROJECT_DIR=project)
     try:
         proc = subprocess.run([python, ENTRY, "session-warm"], stdin=subprocess.DEVNULL,
@@ -115,11 +115,6 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
 def _answer(after_warm, said: dict) -> None:
     """Journal, then the hook's answer into `said["out"]` (`said["quiet"]`: excluded or
     paused, nothing is said; `said["notice"]`: the one-time notice for the user)."""
-    from memhooks.capture.hooks import journal, other_work, spawn_ingest, trim_journal
-    from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
-    from memhooks.entry._input import read_stdin
-    from memhooks.gate import blocked
-
     raw, total = read_stdin(MAX_EVENT_BYTES)
     db, project = db_path(), project_dir()
     if blocked(db, project):
@@ -127,7 +122,6 @@ def _answer(after_warm, said: dict) -> None:
         return  # excluded or paused: nothing journaled, warmed or said
     said["notice"] = _ensure_python(said)
     event_id = journal(db, raw, total, "SessionStart")
-    from memhooks.warm.fastpath import fast_output
 
     out = fast_output(db, project)
     if out is None:
@@ -138,7 +132,6 @@ def _answer(after_warm, said: dict) -> None:
     if not started:
         trim_journal(db)
     if out is None:  # the warm ran out of time or could not run: say what is cached
-        from memhooks.warm.fastpath import status_output
 
         out = status_output(db, project)
     said["out"] = out
@@ -162,7 +155,6 @@ def session_warm(after_warm=None) -> int:
     def run() -> int:
         if not _has_dependencies():
             return 0
-        from memhooks.config import db_path, project_dir
         from memhooks.warm.session import session_start_output
 
         emit(session_start_output(db_path(), project_dir(), after_warm))
