@@ -10,7 +10,6 @@ when there is work for one besides this event.
 import os
 import sys
 
-from memhooks import bootstrap
 from memhooks.capture.hooks import journal, other_work, spawn_ingest, trim_journal
 from memhooks.config import ENTRY, MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.entry._boundary import emit, guard
@@ -33,6 +32,7 @@ def _ensure_python(said: dict) -> str | None:
     root = os.environ.pop("MEMHOOKS_BOOTSTRAP_ROOT", "")
     if not state or not root:
         return None
+    from memhooks import bootstrap  # plugin mode only
 
     root = os.path.abspath(root)
     full, status, message = bootstrap.ensure(state, root)
@@ -51,6 +51,7 @@ def _import_offer(state: str, root: str, full: str | None, status: str) -> str |
     plugin's store and python."""
     if status not in ("ok", "building") or os.path.exists(os.path.join(state, IMPORT_OFFER)):
         return None
+    from memhooks import bootstrap
 
     if os.path.exists(os.path.join(state, bootstrap.NOTICE_VENV_FAILED)):
         return None  # its setup failed: the command would not run yet
