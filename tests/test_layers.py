@@ -138,9 +138,3 @@ def test_a_planted_unexplained_lazy_import_is_caught(tmp_path):
         "    return json\n", encoding="utf-8")
     assert unexplained_lazy_imports(tree) == ["recall/planted.py:1 bare", "recall/planted.py:7 in_a_string"]
 
-
-def test_no_module_is_over_450_lines():
-    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
-            and p.name != "_confusables.py"}  # generated data (scripts/gen_confusables.py)
-    assert long == {}

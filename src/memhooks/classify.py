@@ -761,3 +761,15 @@ def live_failure(text: str) -> str | None:
         return got if got in FAILURES else None
     got = error_form(stripped)
     return got if got in FAILURES else None
+
+
+def fetched_page_error(raw: str) -> str | None:
+    """Why a page fetched for `memhooks add`/`refresh`, as the server sent it (HTML before it
+    is turned into text, or markdown), is an error page and not the page asked for: a
+    bot-check interstitial, or a page whose `<title>`, first `<h1>` or opening heading names
+    an HTTP error or a sign-in wall. The page's words elsewhere never decide (a genuine page's
+    HTML speaks of errors in its scripts and prose)."""
+    if interstitial(raw):
+        return "bot-check interstitial"
+    got = heading_error(raw)
+    return f"error page ({got})" if got is not None else None
