@@ -273,6 +273,8 @@ def c7_docs_error(text: str) -> str | None:
         return form
     if not c7_docs_shape(stripped):
         if len(stripped) < SHORT_CHARS:
+            if "`" in stripped and not opens_like_error(stripped):
+                return None  # a short API note: code spans are documentation's shape too
             return family(stripped) or "not documentation"
         return None
     return shaped_error(stripped)
@@ -709,6 +711,14 @@ _SIGN_IN = re.compile(
     r"|you need to sign in(?: or sign up)? before continuing\.?", re.IGNORECASE)
 
 
+# Words of a few lines that explain something (documentation about a status), which the
+# boilerplate of an error page ("The server is temporarily unable to service your request")
+# never uses.
+_EXPLAINS = ("mean", "how to", "handle", "for example", "e.g.", "use ", "using", "returns", "return ",
+             "you can", "should", "`", "indicates", "status code", "explain", "see ", "configure",
+             "function", "method", "option", "parameter", "header")
+
+
 def heading_error(text: str, title: str | None = None) -> str | None:
     """An error page in markdown or HTML, by its heading: a page whose opening heading (or
     `<title>` / first `<h1>`, or the title it was stored under) is, whole, an HTTP status line
@@ -727,8 +737,9 @@ def heading_error(text: str, title: str | None = None) -> str | None:
         first = stripped.split("\n", 1)[0].strip()
         if not first.startswith("#"):
             return None
-        if len(prose(stripped)) > 400:
-            return None
+        body = prose(stripped).lower()
+        if len(body) > 400 or any(w in body for w in _EXPLAINS):
+            return None  # a few lines that explain: documentation about the status
         heads = [first.lstrip("#").strip()]
     if title:
         heads.append(title)
