@@ -1,6 +1,13 @@
-"""Is a tool's answer an error? Recognised by what real answers look like, plus the error
-families every backend speaks (pure functions, no IO; a shared leaf module, standard library
-only: the adapters use it, and so does admission in store/, which lc-cache-write runs).
+"""Is a tool's answer an error? The one error verdict every door asks (pure functions, no IO;
+a shared leaf module, standard library only: the adapters use it, admission in store/ uses it
+for every door, lc-cache-write included, and the PostToolUse fallback asks `live_failure`).
+
+Two questions, one set of forms. "Did the live call fail?" (`live_failure`, the fallback's
+question) is answered yes only when the whole text is one of the error forms the tools write
+(anchored at both ends, after the tools' wrappers): when unsure, the answer is no and the live
+answer stays. "Is this a document?" (`document_error` and the adapters' checks, every door's
+question) refuses those forms, the tools' "nothing found" answers, error pages (by their
+heading or `<title>`), and short texts with no document shape that open like an error.
 
 A short body counts as a document only when it has its source's positive shape (Context7
 docs: markdown headings, code fences, ``Source:`` lines; resolve: library blocks; EXA:
@@ -436,11 +443,13 @@ def empty_fetch(text: str) -> bool:
 def document_error(text: str, title: str | None = None, source_tool: str | None = None) -> str | None:
     """Why a text offered as a stored document (from any door) is an error and not a
     document, or None: a bot-check interstitial, EXA's empty fetch, an HTML error page, a
-    JSON error object, or a text of at most a few KB that opens like an error. A text with a
-    document's shape (headings, code fences, Source: lines) counts as an error only when its
-    prose is a short error; a short Context7 text without that shape, when it speaks an
-    error family. The floor every door shares: each adapter is stricter for its own source.
-    Linear: each check reads a bounded prefix."""
+    JSON error object, a page whose heading names an HTTP error or a sign-in wall, a text
+    that is whole one of the tools' error or "nothing found" forms, or a short text without
+    a document's shape that opens like an error. A text with a document's shape (headings,
+    code fences, Source: lines) counts as an error only when its prose is, whole, an error
+    form; a short Context7 sentence without that shape (and no code span), when it reports
+    a failure and describes nothing. The floor every door shares: each adapter may be
+    stricter for its own source. Linear: each check reads a bounded prefix."""
     stripped = text.strip()
     if not stripped:
         return "empty content"

@@ -41,10 +41,16 @@ Rules, per column (see docs/trust.md, "## Admission", for the table by door):
   library name: letters, digits, `@/._-+~#:!` and single spaces, at most 214 characters.
   Ecosystems are the known ones or NULL; source_tool, type and origins are short
   lower-case words; a URL is http(s) without spaces or controls, or NULL.
-* the error classifier (memhooks.classify.document_error): a Cloudflare-style interstitial,
-  EXA's "The fetched content is empty", an HTML error page, a JSON error object, or a
-  short text that opens like an error ("Rate limited…") is never a document: refused.
-  Empty content is refused.
+* the error verdict (memhooks.classify, one classifier for every door): a Cloudflare-style
+  interstitial, EXA's "The fetched content is empty", an HTML error page, a JSON error
+  object, a page whose heading or `<title>` names an HTTP error ("# 502 Bad Gateway" over
+  "nginx") or a sign-in wall, a text that is, whole, one of the tools' error forms ("Rate
+  limited or quota exceeded…") or their "nothing found" answers ("Documentation not found or
+  not finalized…"), or a short text that opens like an error, is never a document: refused.
+  A text with documentation's shape (headings, code, Source: lines) is refused only when its
+  prose is, whole, an error form: a genuine short snippet is kept whatever words it uses.
+  `memhooks add`/`refresh` ask it of the page as sent, before HTML becomes text
+  (``admit_page``). Empty content is refused.
 * size: the content is cut to the cap (config.max_doc_bytes, lc-cache-write:
   config.max_write_bytes) on a UTF-8 character boundary, measured on the real UTF-8 bytes,
   with a note saying so, and the row is marked ``truncated`` — the same at every door: a
