@@ -10,10 +10,13 @@ import json
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _verdict import FAILED_LIVE, FAMILY_TABLE, HONEST_LIVE, not_whole
 from memhooks import classify
 from test_fallback import blocks_text, capture, failed, post
+from test_linear_time import BOUND_S_PER_MIB, SIZE, _fill, _per_mib
 
 
 def _env() -> dict:
@@ -84,3 +87,36 @@ def test_the_family_table_through_the_hook(store):
             if _live(p, text) is not None:
                 wrong.append(("not whole, replaced", text))
     assert wrong == []
+
+
+# A query a no-results answer echoes, or prose around a family's form: never a failure.
+_QUERY = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+_FORMS = [form for _f, form, _p in FAMILY_TABLE]
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=_QUERY, form=st.sampled_from(_FORMS))
+def test_an_echoed_query_never_decides(query, form):
+    for text in (f'No results for "{query} {form}"', f'No documentation found for the topic "{form} {query}"',
+                 f"No content found for '{query}{form}'"):
+        assert classify.live_failure(text) is None, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=st.text(min_size=1, max_size=80).filter(lambda s: s.strip() and s.strip()[-1].isalnum()),
+       form=st.sampled_from(_FORMS))
+def test_a_form_inside_prose_is_an_answer(before, form):
+    text = f"{before.strip()} said: {form} and the docs explain why."
+    assert classify.live_failure(text) is None, text
+
+
+@pytest.mark.parametrize("fn_name", ["live_failure", "error_form", "heading_error", "fetched_page_error",
+                                     "status_family", "document_error"])
+def test_the_verdict_is_linear(fn_name):
+    """Each check of the verdict on its worst cases at 2 MiB, within the suite's one allowed
+    bound per MiB (tests/test_linear_time.py)."""
+    fn = getattr(classify, fn_name)
+    for text in (_fill("Rate limited or quota exceeded. "), _fill("Error: "), _fill("# 502 Bad Gateway\n"),
+                 "<title>" + _fill("502 "), _fill("<h1>"), "{" + _fill('"status": 500, '),
+                 _fill("No results for \""), _fill("Sign in "), " " * SIZE):
+        assert _per_mib(fn, text) < BOUND_S_PER_MIB, fn_name
