@@ -244,6 +244,25 @@ def test_error_texts_and_tokens_from_the_team_are_not_stored(members, team_url):
     assert "Rate limited" not in pre_tool_use(bob, "query-docs", {"libraryId": "/facebook/react", "query": "hooks"})
 
 
+def test_error_pages_are_refused_and_short_snippets_kept_by_the_pull(members, team_url):
+    """The sixth door of the one error verdict (tests/test_verdict_doors.py has the others):
+    markdown and HTML error pages a member planted are refused, genuine short snippets come."""
+    from _verdict import ERROR_PAGES, SNIPPETS
+
+    alice = members("alice")
+    alice.cli("team", "init")
+    alice.capture(docs_payload())
+    for i, text in enumerate(ERROR_PAGES + SNIPPETS):
+        plant_doc(team_url, text, topic=f"door topic {i}")
+    bob = members("bob")
+    s = pull(bob)
+    assert sum(s["refusals"].values()) == len(ERROR_PAGES), s["refusals"]
+    assert all(r.startswith("admission: not a document: ") for r in s["refusals"]), s["refusals"]
+    stored = [r[0] for r in bob.rows("SELECT document_text(body) FROM documents")]
+    assert [p[:40] for p in ERROR_PAGES if any(p.strip() in t for t in stored)] == []
+    assert [t[:40] for t in SNIPPETS if not any(t in d for d in stored)] == []
+
+
 def test_rows_dated_2100_are_dated_now_and_expire_by_local_ttls(members, team_url):
     alice = members("alice")
     alice.cli("team", "init")

@@ -1,6 +1,13 @@
-"""Is a tool's answer an error? Recognised by what real answers look like, plus the error
-families every backend speaks (pure functions, no IO; a shared leaf module, standard library
-only: the adapters use it, and so does admission in store/, which lc-cache-write runs).
+"""Is a tool's answer an error? The one error verdict every door asks (pure functions, no IO;
+a shared leaf module, standard library only: the adapters use it, admission in store/ uses it
+for every door, lc-cache-write included, and the PostToolUse fallback asks `live_failure`).
+
+Two questions, one set of forms. "Did the live call fail?" (`live_failure`, the fallback's
+question) is answered yes only when the whole text is one of the error forms the tools write
+(anchored at both ends, after the tools' wrappers): when unsure, the answer is no and the live
+answer stays. "Is this a document?" (`document_error` and the adapters' checks, every door's
+question) refuses those forms, the tools' "nothing found" answers, error pages (by their
+heading or `<title>`), and short texts with no document shape that open like an error.
 
 A short body counts as a document only when it has its source's positive shape (Context7
 docs: markdown headings, code fences, ``Source:`` lines; resolve: library blocks; EXA:
@@ -12,6 +19,7 @@ of the text, so the cost is linear and small.
 from __future__ import annotations
 
 import json
+import re
 
 # Bodies shorter than this must show a document's shape to be kept.
 SHORT_CHARS = 1500
@@ -73,7 +81,7 @@ _OPENING = (
     r"(?:quota|limit) (?:exceeded|reached|hit)|(?:monthly |daily )?(?:request |usage )?limit reached"
     r"|quota|you(?:'ve| have) (?:exceeded|reached|hit|run out|been rate)|insufficient (?:credits|balance|funds)"
     r"|payment required|request failed|request (?:timed out|timeout|aborted|error)|failed to|fetch failed|typeerror|referenceerror|syntaxerror"
-    r"|aborterror|[a-z]{0,30}error:|(?:connect |read |write )?econn|enotfound|etimedout|eai_again|socket hang up|network ?error|timed? ?out"
+    r"|aborterror|[a-z]{0,30}error:|(?:connect |read |write )?econn|enotfound|etimedout|eai_again|socket hang up|network ?error|timed? ?out\\b"
     r"|connection (?:refused|reset|error|timed)|getaddrinfo|unauthori[sz]ed|forbidden|access denied"
     r"|permission denied|authentication (?:failed|required|error)|not authori[sz]ed"
     r"|invalid (?:api[ _-]?key|key|token|credentials|authorization|request|library)"
@@ -120,9 +128,6 @@ def _rx(pattern: str, ignorecase: bool = False):
     """Compiled on first use: lc-cache-write imports this module and seldom needs a regex."""
     got = _compiled.get(pattern)
     if got is None:
-        # lazy: `re` only when a pattern is needed (lc-cache-write imports this module)
-        import re
-
         got = _compiled[pattern] = re.compile(pattern, re.IGNORECASE if ignorecase else 0)
     return got
 
@@ -186,6 +191,9 @@ def page_error(stripped: str, title: str | None = None) -> str | None:
         return "html error page"
     if json_error_object(stripped):
         return "json error object"
+    heading = heading_error(stripped, title)
+    if heading is not None:
+        return f"error page ({heading})"
     return None
 
 
@@ -264,15 +272,31 @@ def c7_docs_error(text: str) -> str | None:
         return "html error page"
     if interstitial(stripped):
         return "bot-check interstitial"
-    shaped = c7_docs_shape(stripped)
-    if not shaped:
+    heading = heading_error(stripped)
+    if heading is not None:
+        return f"error page ({heading})"
+    form = error_form(stripped)
+    if form is not None:
+        return form
+    if not c7_docs_shape(stripped):
         if len(stripped) < SHORT_CHARS:
+            if "`" in stripped and not opens_like_error(stripped):
+                return None  # a short API note: code spans are documentation's shape too
             return family(stripped) or "not documentation"
         return None
-    if len(stripped) <= _SCAN and "```" not in stripped:
-        body = prose(stripped)
-        if len(body) < 300 and opens_like_error(body):
-            return family(body) or "error"
+    return shaped_error(stripped)
+
+
+def shaped_error(stripped: str) -> str | None:
+    """For a text with documentation's shape (headings, code, Source: lines): an error only
+    when it is a heading over an error message ("### Error" over "Rate limited or quota
+    exceeded."), its prose being, whole, one of the tools' error forms. Whatever words a
+    snippet's prose uses ("### Timeouts in effects …"), it is documentation."""
+    if len(stripped) > _SCAN or "```" in stripped:
+        return None
+    body = prose(stripped)
+    if len(body) < 300 and body:
+        return error_form(body)
     return None
 
 
@@ -419,11 +443,13 @@ def empty_fetch(text: str) -> bool:
 def document_error(text: str, title: str | None = None, source_tool: str | None = None) -> str | None:
     """Why a text offered as a stored document (from any door) is an error and not a
     document, or None: a bot-check interstitial, EXA's empty fetch, an HTML error page, a
-    JSON error object, or a text of at most a few KB that opens like an error. A text with a
-    document's shape (headings, code fences, Source: lines) counts as an error only when its
-    prose is a short error; a short Context7 text without that shape, when it speaks an
-    error family. The floor every door shares: each adapter is stricter for its own source.
-    Linear: each check reads a bounded prefix."""
+    JSON error object, a page whose heading names an HTTP error or a sign-in wall, a text
+    that is whole one of the tools' error or "nothing found" forms, or a short text without
+    a document's shape that opens like an error. A text with a document's shape (headings,
+    code fences, Source: lines) counts as an error only when its prose is, whole, an error
+    form; a short Context7 sentence without that shape (and no code span), when it reports
+    a failure and describes nothing. The floor every door shares: each adapter may be
+    stricter for its own source. Linear: each check reads a bounded prefix."""
     stripped = text.strip()
     if not stripped:
         return "empty content"
@@ -432,19 +458,338 @@ def document_error(text: str, title: str | None = None, source_tool: str | None 
         return page
     if len(stripped) > _SCAN:
         return None
+    form = error_form(stripped)
+    if form is not None:
+        return form
     if c7_docs_shape(stripped):
-        if "```" in stripped:
-            return None
-        body = prose(stripped)
-        if len(body) < 300 and opens_like_error(body):
-            return family(body) or "error"
-        return None
+        return shaped_error(stripped)
     if opens_like_error(stripped):
         return family(stripped) or "error"
     if source_tool == "context7" and len(stripped) < SHORT_CHARS and (
-            "library id:" not in stripped.lower()):
+            "library id:" not in stripped.lower()) and "`" not in stripped:
         # Context7 documentation has its shape (headings, code, Source: lines), a resolve
-        # answer its library blocks; a short text with neither that speaks an error family
-        # is the server's error text
-        return family(stripped)
+        # answer its library blocks; a short sentence with neither that reports a failure
+        # and describes nothing is the server's error text
+        return prose_error(stripped)
     return None
+
+
+# ---------------------------------------------------------------- the verdict: failed or answered
+#
+# A tool's answer is a failure only when its whole text is one of the error forms the tools
+# write (Context7's rate-limit, quota and unauthorized messages as its server writes them,
+# an HTTP status line passed through, a network error), after the wrappers the tools put
+# around them ("Error: ", "MCP error -32603: ", "Exa API error (429): "). A phrase of those
+# forms inside prose, or inside a query a no-results answer echoes, is not the form: the text
+# is an answer. Each form is anchored at both ends and bounded, so matching is linear.
+
+RATE_LIMITED = "rate limited"
+QUOTA = "quota exceeded"
+UNAUTHORIZED = "unauthorized"
+HTTP_ERROR = "http error"
+NETWORK = "network error"
+NOT_FOUND = "not found"
+#: the families that mean "the live call failed" (a fallback may answer for it)
+FAILURES = frozenset({RATE_LIMITED, QUOTA, UNAUTHORIZED, HTTP_ERROR, NETWORK})
+_FORM_MAX = 1200  # no error form is longer than this
+
+_WRAPPER = re.compile(
+    r"(?:mcp error -?[0-9]{1,6}|context7(?: api)? error|context7 request failed"
+    r"|exa(?: api)? error(?: \((?P<code>[0-9]{3})\))?|(?:advanced )?search error|crawling error"
+    r"|web search error|search failed|error fetching url\(s\)|error searching libraries"
+    r"|error fetching library context\. please try again later\.|failed to fetch documentation"
+    r"|failed to retrieve library documentation data from context7"
+    r"|request to context7 failed|(?:type|fetch|abort|timeout|system|http|api)error|error|fatal)"
+    r"(?: ?[:—-] ?| )", re.IGNORECASE)
+
+_STATUS_PHRASES = (
+    r"bad request|unauthori[sz]ed|payment required|forbidden|not found|method not allowed"
+    r"|request time-?out|conflict|gone|too many requests|internal server error|not implemented"
+    r"|bad gateway|service (?:temporarily )?unavailable|gateway time-?out|origin error"
+    r"|web server is down|connection timed out|a timeout occurred|origin is unreachable"
+    r"|access denied|internal error|server error|unknown error")
+_REASON_OF_PHRASE = (
+    ("too many requests", RATE_LIMITED), ("payment required", QUOTA),
+    ("unauthori", UNAUTHORIZED), ("forbidden", UNAUTHORIZED), ("access denied", UNAUTHORIZED),
+    ("not found", NOT_FOUND), ("internal", HTTP_ERROR), ("server error", HTTP_ERROR),
+    ("bad gateway", HTTP_ERROR), ("unavailable", HTTP_ERROR), ("gateway time", HTTP_ERROR),
+    ("timed out", NETWORK), ("timeout occurred", NETWORK), ("unreachable", NETWORK),
+    ("web server is down", HTTP_ERROR), ("origin error", HTTP_ERROR),
+)
+# An HTTP status line: "502 Bad Gateway", "HTTP/1.1 503 Service Unavailable", "Error 522:
+# Connection timed out", "HTTP 429: Too Many Requests", or a status phrase alone.
+_STATUS_LINE = re.compile(
+    rf"(?:(?:http(?:/[0-9.]{{1,3}})?|error|status(?: code)?) ?:? ?)?(?P<code>[0-9]{{3}})"
+    rf"(?: ?[:—-] ?| )(?P<phrase>{_STATUS_PHRASES})\.?"
+    rf"|(?P<bare>{_STATUS_PHRASES})\.?", re.IGNORECASE)
+_STATUS_ONLY = re.compile(
+    r"(?:request failed with status(?: code)?|server responded with|http(?: status)?|status(?: code)?"
+    r"|error code:?|returned status) (?P<code>[0-9]{3,4})"
+    r"(?:\. please try again later| \(?[a-z][a-z ]{0,40}\)?)?\.?", re.IGNORECASE)
+
+# (family, whole forms) — each form is matched whole, after the wrappers
+_FORMS: tuple[tuple[str, re.Pattern], ...] = tuple(
+    (name, re.compile("(?:" + "|".join(forms) + r")[ .!]{0,3}", re.IGNORECASE))
+    for name, forms in (
+        (RATE_LIMITED, (
+            r"rate limited or quota exceeded\. (?:create a free api key|upgrade your plan) at \S{1,300}"
+            r" for higher limits",
+            r"rate limited or quota exceeded",
+            r"(?:api )?rate[ _-]?limit(?:ed)?(?: exceeded| reached| hit)?(?: for \S{1,60})?"
+            r"(?:[.,;] ?(?:please )?(?:try again later|try again in \d{1,6} ?(?:s|seconds?|minutes?)"
+            r"|retry after \d{1,6} ?(?:s|seconds?)|slow down))?",
+            r"too many requests(?:[.,;] ?(?:please )?(?:slow down|try again later))?",
+            r"you (?:are being|have been|were|are) rate limited",
+            r"you've hit exa's free mcp rate limit\.[^\n]{0,300}",
+            r"error code: 1015",
+        )),
+        (QUOTA, (
+            r"(?:your )?(?:daily |monthly |hourly )?(?:request |usage |api )?quota (?:has been )?"
+            r"(?:exceeded|reached|exhausted|used up)(?: for this api key)?",
+            r"you have exceeded your (?:daily |monthly |hourly )?(?:request |usage |api )?"
+            r"(?:quota|limit|credits limit)",
+            r"(?:daily |monthly )?(?:request |usage )?limit reached(?:\. upgrade your plan at \S{1,300})?",
+            r"insufficient credits(?:\. please top up at \S{1,300})?",
+            r"payment required", r"quota exhausted", r"credits exhausted",
+            r"your free trial has ended",
+        )),
+        (UNAUTHORIZED, (
+            r"invalid api key\. please check your api key\. api keys should start with 'ctx7sk' prefix",
+            r"(?:invalid|missing|expired|revoked) api key(?:\. please check your api key)?",
+            r"unauthori[sz]ed(?:\. please check your api key| - invalid api key)?",
+            r"forbidden", r"access denied", r"invalid token\. please re-authenticate",
+            r"authentication (?:failed|required)(?:: invalid credentials)?",
+            r"your api key is invalid or has been revoked", r"(?:exa )?api key (?:is )?required"
+            r"(?:\. get one at \S{1,300})?", r"please provide a valid api key",
+            r"not authori[sz]ed",
+        )),
+        (NETWORK, (
+            r"fetch failed", r"failed to fetch",
+            r"(?:connect |read |write )?(?:econnrefused|econnreset|etimedout|ehostunreach"
+            r"|enetunreach|eai_again|econnaborted)(?: [\w.:\[\]-]{1,300})?",
+            r"getaddrinfo (?:enotfound|eai_again) [\w.-]{1,253}",
+            r"the operation was aborted(?: due to timeout)?",
+            r"(?:request )?timed out(?: after \d{1,9} ?ms)?", r"timeout", r"timeout of \d{1,9} ?ms exceeded",
+            r"request to \S{1,500} failed, reason: [^\n]{1,200}", r"socket hang up",
+            r"network error", r"connection (?:refused|reset|timed out)",
+            r"upstream connect error or disconnect/reset before headers\.[^\n]{0,200}",
+            r"no healthy upstream", r"could not resolve host: [\w.-]{1,253}",
+        )),
+    )
+)
+# The tools' own "nothing found" answers, matched whole: answers, never failures.
+_NOT_FOUND_FORMS = re.compile(
+    r"(?:documentation not found or not finali[sz]ed for this library\.[^\n]{0,600}"
+    r"|the library you are trying to access does not exist\.[^\n]{0,200}"
+    r"|no (?:documentation )?libraries found matching (?:the provided name|your query)"
+    r"|library \S{1,200} has been redirected to \S{1,200}[^\n]{0,200}"
+    r"|no (?:documentation|results|content|search results|snippets)(?: (?:were )?found)?"
+    r"(?: for (?:the topic )?[^\n]{1,400})?(?:\. please try a different query)?)[ .!]{0,3}",
+    re.IGNORECASE)
+
+
+def _code_family(code: int) -> str | None:
+    if code in (429, 1015):
+        return RATE_LIMITED
+    if code == 402:
+        return QUOTA
+    if code in (401, 403, 407):
+        return UNAUTHORIZED
+    if code == 408 or 520 <= code <= 527:
+        return NETWORK if code in (408, 522, 524) else HTTP_ERROR
+    if 500 <= code <= 599:
+        return HTTP_ERROR
+    if code in (404, 410):
+        return NOT_FOUND
+    return None
+
+
+def _unwrap(text: str) -> tuple[str, str | None]:
+    """The text without the tools' wrappers, and a family its wrapper names (Exa's code)."""
+    named = None
+    for _ in range(4):
+        m = _WRAPPER.match(text)
+        if m is None or m.end() >= len(text):
+            break
+        if m.group("code") and named is None:
+            named = _code_family(int(m.group("code")))
+        text = text[m.end():].lstrip()
+    return text, named
+
+
+def status_family(line: str) -> str | None:
+    """The family of a whole HTTP status line ("502 Bad Gateway", "Request failed with
+    status code 429", "Service Unavailable"), or None when the line is not one."""
+    s = line.strip().strip("*_`#> \t").strip()
+    if len(s) > 200:
+        return None
+    m = _STATUS_LINE.fullmatch(s)
+    if m is not None:
+        if m.group("code"):
+            return _code_family(int(m.group("code"))) or HTTP_ERROR
+        phrase = m.group("bare").lower()
+        return next((fam for key, fam in _REASON_OF_PHRASE if key in phrase), HTTP_ERROR)
+    m = _STATUS_ONLY.fullmatch(s)
+    if m is not None:
+        return _code_family(int(m.group("code")))
+    return None
+
+
+def error_form(text: str) -> str | None:
+    """The family of a text that is, whole, one of the error forms the tools write: a
+    failure family (FAILURES), NOT_FOUND for the tools' own "nothing found" answers, or
+    None when the text is anything else (an answer)."""
+    flat = " ".join(text[:_FORM_MAX + 1].split())
+    if not flat or len(flat) > _FORM_MAX:
+        return None
+    if _NOT_FOUND_FORMS.fullmatch(flat):
+        return NOT_FOUND
+    body, named = _unwrap(flat)
+    if _NOT_FOUND_FORMS.fullmatch(body):
+        return NOT_FOUND
+    for candidate in (flat, body) if body != flat else (flat,):
+        for name, form in _FORMS:
+            if form.fullmatch(candidate):
+                return name
+        got = status_family(candidate)
+        if got is not None:
+            return got
+    return named if named is not None and body and len(body) <= 200 and "\n" not in body else None
+
+
+def _json_failure(text: str) -> str | None:
+    """A JSON error object passed through whole: its status, or its message's form."""
+    if len(text) > 16 * 1024:
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or not obj or not {str(k).lower() for k in obj} <= (
+            _JSON_ERROR_KEYS | {"tag", "error_code", "errorcode"}):
+        return None
+    inner = obj.get("error")
+    if isinstance(inner, dict):
+        obj = {**obj, **inner}
+    for key in ("status", "statusCode", "status_code", "code"):
+        value = obj.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) or (isinstance(value, str) and value.isdigit() and len(value) <= 4):
+            got = _code_family(int(value))
+            if got is not None:
+                return got
+    for key in ("message", "error", "detail", "msg", "title", "reason"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            got = error_form(value.replace("_", " "))
+            if got is not None:
+                return got
+    return None
+
+
+def _html_heads(text: str) -> list[str]:
+    """The `<title>` and the first `<h1>` of an HTML page (bounded reads, no regex)."""
+    low = text[:64 * 1024].lower()
+    out = []
+    for tag in ("title", "h1"):
+        start = low.find("<" + tag)
+        if start < 0:
+            continue
+        start = low.find(">", start)
+        end = low.find("</" + tag, start)
+        if start < 0 or end < 0 or end - start > 400:
+            continue
+        inner = text[start + 1:end]
+        # tags inside a heading (<center><h1>…</h1>) are not its words
+        words, depth = [], 0
+        for ch in inner:
+            if ch == "<":
+                depth += 1
+            elif ch == ">":
+                depth = max(0, depth - 1)
+            elif not depth:
+                words.append(ch)
+        out.append(" ".join("".join(words).split()))
+    return out
+
+
+_SIGN_IN = re.compile(
+    r"(?:please )?(?:sign|log) ?in(?: to (?:continue|your account|view this page|[\w.-]{1,40}))?"
+    r"(?: (?:[|·–-]) [^\n]{1,60})?|login required|authentication required|access denied"
+    r"|you need to sign in(?: or sign up)? before continuing\.?", re.IGNORECASE)
+
+
+# Words of a few lines that explain something (documentation about a status), which the
+# boilerplate of an error page ("The server is temporarily unable to service your request")
+# never uses.
+_EXPLAINS = ("mean", "how to", "handle", "for example", "e.g.", "use ", "using", "returns", "return ",
+             "you can", "should", "`", "indicates", "status code", "explain", "see ", "configure",
+             "function", "method", "option", "parameter", "header")
+
+
+def heading_error(text: str, title: str | None = None) -> str | None:
+    """An error page in markdown or HTML, by its heading: a page whose opening heading (or
+    `<title>` / first `<h1>`, or the title it was stored under) is, whole, an HTTP status line
+    ("# 502 Bad Gateway" over "nginx", "## 429 Too Many Requests", "# 404 Not Found") or a
+    sign-in wall, with no more than a few lines of its own beside it. Documentation about a
+    status keeps its shape (code, a Source: line, paragraphs) and is not one."""
+    stripped = text.strip()
+    if not stripped or len(stripped) > 128 * 1024:
+        return None
+    low = stripped[:32].lower()
+    if low.startswith(("<!doctype", "<html", "<head", "<body", "<center", "<h1", "<title", "<?xml")):
+        heads = _html_heads(stripped)
+    else:
+        if "```" in stripped or "\nSource: " in stripped or len(stripped) > 4000:
+            return None
+        first = stripped.split("\n", 1)[0].strip()
+        if not first.startswith("#"):
+            return None
+        body = prose(stripped).lower()
+        if len(body) > 400 or any(w in body for w in _EXPLAINS):
+            return None  # a few lines that explain: documentation about the status
+        heads = [first.lstrip("#").strip()]
+    if title:
+        heads.append(title)
+    for head in heads:
+        got = status_family(head)
+        if got is not None:
+            return got
+        if _SIGN_IN.fullmatch(head.strip()):
+            return "sign-in wall"
+    return None
+
+
+def live_failure(text: str) -> str | None:
+    """Whether a tool's live answer says the call failed, by what the tool reported: its
+    whole text is an error form of a failure family (rate limited, quota, unauthorized, an
+    HTTP 5xx or status line, a network error), a JSON error object with such a status or
+    message, an error page whose heading names such a status, or a bot-check interstitial.
+    Anything else, a no-results answer or text with documentation's shape whatever words it
+    holds, is an answer: None. When unsure, None (the live answer stays)."""
+    stripped = text.strip()
+    if not stripped:
+        return None
+    if stripped[0] == "{":
+        got = _json_failure(stripped)
+        return got if got in FAILURES else None
+    if stripped[0] in "<#":
+        if interstitial(stripped):
+            return "bot-check interstitial"
+        got = heading_error(stripped)
+        return got if got in FAILURES else None
+    got = error_form(stripped)
+    return got if got in FAILURES else None
+
+
+def fetched_page_error(raw: str) -> str | None:
+    """Why a page fetched for `memhooks add`/`refresh`, as the server sent it (HTML before it
+    is turned into text, or markdown), is an error page and not the page asked for: a
+    bot-check interstitial, or a page whose `<title>`, first `<h1>` or opening heading names
+    an HTTP error or a sign-in wall. The page's words elsewhere never decide (a genuine page's
+    HTML speaks of errors in its scripts and prose)."""
+    if interstitial(raw):
+        return "bot-check interstitial"
+    got = heading_error(raw)
+    return f"error page ({got})" if got is not None else None

@@ -23,6 +23,8 @@ import re as _re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from memhooks.store.admission import admit_page
+
 MAX_URL = 4096
 MAX_TITLE_SCAN = 64 * 1024  # characters looked at for a markdown page's first heading
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -371,10 +373,13 @@ def page_document(body: bytes, content_type: str | None, url: str,
                   link_title: str | None = None) -> tuple[str, str] | None:
     """(title, text) to store for a fetched page, or None when it is not text or holds
     nothing. HTML becomes text; markdown and plain text are kept as they are. The title is
-    the llms.txt link's name, else the page's first heading, else its `<title>`, else the URL."""
+    the llms.txt link's name, else the page's first heading, else its `<title>`, else the URL.
+    The page as sent is judged first (admission's admit_page, before HTML becomes text and
+    its heading is set apart): an error page raises memhooks.store.admission.Refused."""
     text = decode_body(body, content_type)
     if text is None:
         return None
+    admit_page(text)
     if looks_html(content_type, text):
         heading, text = html_to_text(text)
     else:

@@ -12,10 +12,11 @@ import json
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from memhooks import config
 from memhooks.config import canonical_path, db_path
+from memhooks.ingest.adapters import route
+from memhooks.ingest.records import AdapterResult
 from memhooks.log import log_exception
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
@@ -38,9 +39,6 @@ from memhooks.store.queries import main_file, pending_events
 from memhooks.store.reads import Taken
 from memhooks.store.reads_fold import ReadTotals
 from memhooks.tools import is_captured
-
-if TYPE_CHECKING:  # the adapter records load pydantic: for annotations only
-    from memhooks.ingest.records import AdapterResult
 
 BATCH = 50
 BATCH_BYTES = 4 * 1024 * 1024  # payload text per write transaction
@@ -84,8 +82,6 @@ def _imported_at(event: dict) -> float | None:
 
 def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     """Pure: one journaled payload -> what to project. Never raises."""
-    from memhooks.ingest.adapters import route  # noqa: PLC0415 - lazy: pydantic; a reader with nothing pending skips it
-
     try:
         event = json.loads(payload)
     except (ValueError, RecursionError) as exc:

@@ -39,6 +39,7 @@ from memhooks.ingest.pages import (
 from memhooks.names import checked_library_id, valid_version
 from memhooks.redact import redact_text
 from memhooks.store import sources as store
+from memhooks.store.admission import Refused
 
 CUT_NOTE = "\n\n[memhooks: page cut at {kept:,} bytes while downloading: the limit of one page]\n"
 STORED = ("new", "updated", "unchanged")
@@ -253,7 +254,12 @@ def _visit(conn, fetcher: Fetcher, run: Run, url: str, row, kind: str, title: st
             store.mark(conn, status="gone" if gone else "error", error=reason, now=now, **where)
         visit = Visit(url, "gone" if gone else "failed", downloaded=got.wire_bytes, reason=reason)
         return _done(run, visit, progress), None, got.final_url
-    page = page_document(got.body, got.content_type, url, title)
+    try:
+        page = page_document(got.body, got.content_type, url, title)
+    except Refused as exc:  # an error page sent as a page: the stored text (if any) stays
+        store.mark(conn, status="refused", error=exc.reason, now=now, **where)
+        visit = Visit(url, "refused", downloaded=got.wire_bytes, reason=exc.reason)
+        return _done(run, visit, progress), None, got.final_url
     if page is None:
         reason = f"not text ({media_type(got.content_type) or 'binary'})"
         store.mark(conn, status="not-text", error=reason, now=now, **where)

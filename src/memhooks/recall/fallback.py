@@ -3,9 +3,11 @@ the store's covered answer instead (standard library only; the capture hook call
 journaling the event, so nothing is lost).
 
 A Context7 `resolve-library-id` / `query-docs` / `get-library-docs`, EXA `web_fetch_exa` /
-`crawling_exa` or WebFetch call that came back as an error (PostToolUseFailure always; a
-PostToolUse answer the error classifier, memhooks.classify, calls rate limited, quota,
-unauthorized, network, 5xx, an error page or empty; never "not found", which is an answer)
+`crawling_exa` or WebFetch call that came back as a failure (PostToolUseFailure always; an
+MCP result marked `isError`; a PostToolUse answer that is, whole, one of the tools' error
+forms: rate limited, quota, unauthorized, a network error, a 5xx status line or error page,
+or empty: memhooks.classify.live_failure; never a no-results answer or documentation,
+whatever words they hold: when unsure, the live answer stays)
 is looked up as serving would (memhooks.recall.serve `decide`: the same library ID and
 version rules, coverage, URL and prompt), with a longer staleness: `MEMHOOKS_FALLBACK_MAX_AGE`
 seconds (default 30 days). A hit replaces what the model receives (`updatedToolOutput`, or
@@ -32,8 +34,6 @@ MAX_PAYLOAD = 4 * 1024 * 1024
 # A tool this module can answer has one of these in its raw payload (a byte check first).
 _NAMES = (b"query-docs", b"get-library-docs", b"resolve-library-id", b"web_fetch_exa",
           b"crawling_exa", b'"WebFetch"')
-#: error families that are an answer, not a failure: the live tool said so
-NOT_A_FAILURE = frozenset({"not found", "not documentation"})
 
 
 def max_age() -> float:
@@ -96,8 +96,32 @@ def _persisted(text: str) -> bool:
     return "<persisted-output>" in low or "output has been saved to" in low or "output saved to" in low
 
 
+def is_error_result(value, depth: int = 0) -> bool:
+    """Whether a tool response is an MCP result marked `isError: true` (as an object, or a
+    JSON string of one)."""
+    if depth > 2:
+        return False
+    if isinstance(value, dict):
+        return value.get("isError") is True or value.get("is_error") is True
+    if isinstance(value, str):
+        t = value.strip()
+        if t[:1] == "{" and '"isError"' in t[:256 * 1024] and len(t) <= 256 * 1024:
+            try:
+                return is_error_result(loads(t), depth + 1)
+            except (ValueError, RecursionError):
+                return False
+    return False
+
+
 def live_error(kind: str, tool_response) -> str | None:
-    """Why a PostToolUse answer is a failure (an error family), or None when it is an answer."""
+    """Why a PostToolUse answer is a failure (an error family), or None when it is an answer.
+
+    By what the tool reported, in this order: the MCP result's `isError`; WebFetch's HTTP
+    status (429, 5xx); an empty answer; the tool's own error forms matched whole and anchored
+    (memhooks.classify.live_failure). A no-results answer, or any text with documentation's
+    shape, is an answer whatever words it holds; when unsure, the live answer stays."""
+    if is_error_result(tool_response):
+        return "tool error"
     text = response_text(tool_response)
     stripped = text.strip()
     if kind == "webfetch" and isinstance(tool_response, dict):
@@ -107,24 +131,18 @@ def live_error(kind: str, tool_response) -> str | None:
     if not stripped:
         return "empty answer"
     head = stripped[0]
-    # What the classifier can only call an answer, told without it: a long text that is no
-    # HTML or JSON, docs with a code block, a resolve answer listing a library.
-    if head not in "{[<" and (len(stripped) > 4096 or _persisted(stripped) or (
-            kind == "context7-docs" and "```" in stripped) or (
+    # What can only be an answer, told without the classifier: a long text that is no HTML
+    # or JSON (no error form is that long), docs with a code block, a resolve answer listing
+    # a library, a large output saved to a file.
+    if head not in "{[<" and (len(stripped) > 4096 or _persisted(stripped) or "```" in stripped or (
             kind == "context7-resolve" and "context7-compatible library id:" in stripped.lower())):
         return None
     from memhooks import classify as c  # lazy: `re`, `json` only for a short or odd answer
 
-    if kind == "context7-docs":
-        reason = c.c7_docs_error(stripped)
-    elif kind == "webfetch":
-        reason = c.webfetch_error(stripped)
-    else:
-        reason = c.short_error(stripped) or (c.family(stripped) if len(stripped) < c.SHORT_CHARS
-                                             and "library id:" not in stripped.lower() else None)
-        if reason is None and kind == "exa-fetch" and c.empty_fetch(stripped):
-            reason = "empty answer"
-    return None if reason in NOT_A_FAILURE else reason
+    reason = c.live_failure(stripped)
+    if reason is None and kind == "exa-fetch" and c.empty_fetch(stripped):
+        reason = "empty answer"
+    return reason
 
 
 # ----------------------------------------------------------------------------- the answer

@@ -41,10 +41,16 @@ Rules, per column (see docs/trust.md, "## Admission", for the table by door):
   library name: letters, digits, `@/._-+~#:!` and single spaces, at most 214 characters.
   Ecosystems are the known ones or NULL; source_tool, type and origins are short
   lower-case words; a URL is http(s) without spaces or controls, or NULL.
-* the error classifier (memhooks.classify.document_error): a Cloudflare-style interstitial,
-  EXA's "The fetched content is empty", an HTML error page, a JSON error object, or a
-  short text that opens like an error ("Rate limited…") is never a document: refused.
-  Empty content is refused.
+* the error verdict (memhooks.classify, one classifier for every door): a Cloudflare-style
+  interstitial, EXA's "The fetched content is empty", an HTML error page, a JSON error
+  object, a page whose heading or `<title>` names an HTTP error ("# 502 Bad Gateway" over
+  "nginx") or a sign-in wall, a text that is, whole, one of the tools' error forms ("Rate
+  limited or quota exceeded…") or their "nothing found" answers ("Documentation not found or
+  not finalized…"), or a short text that opens like an error, is never a document: refused.
+  A text with documentation's shape (headings, code, Source: lines) is refused only when its
+  prose is, whole, an error form: a genuine short snippet is kept whatever words it uses.
+  `memhooks add`/`refresh` ask it of the page as sent, before HTML becomes text
+  (``admit_page``). Empty content is refused.
 * size: the content is cut to the cap (config.max_doc_bytes, lc-cache-write:
   config.max_write_bytes) on a UTF-8 character boundary, measured on the real UTF-8 bytes,
   with a note saying so, and the row is marked ``truncated`` — the same at every door: a
@@ -59,30 +65,194 @@ Rules, per column (see docs/trust.md, "## Admission", for the table by door):
   must send the hash of the content it sends (as `memhooks export` writes it): a mismatch
   is refused.
 
-Standard library only (lc-cache-write, a hot path, runs it). Linear in the input. The checks
-of single values live in memhooks.store.admission_fields (re-exported here).
+Standard library only (lc-cache-write, a hot path, runs it). Linear in the input.
 """
 
+import json
+import time
+import unicodedata
+
+from memhooks import config
+from memhooks.classify import document_error, fetched_page_error
+from memhooks.egress import clean, is_marker
+from memhooks.names import ECOSYSTEMS, checked_library_id, valid_library_id, valid_version
 from memhooks.redact import redact_text
-from memhooks.store.admission_fields import (  # noqa: F401 - the helpers' public home is here too
-    FLOOR_EPOCH,
-    MAX_NAME,
-    TRUNCATION_NOTE,
-    _clean,
-    _word,
-    cap_text,
-    clamp_time,
-    clamp_ttl,
-    content_hash,
-    fence_like,
-    library_id_or_none,
-    library_name,
-    line,
-    normalise_for_hash,
-    storable_text,
-    url_or_none,
-    version_or_none,
-)
+from memhooks.sqltext import content_hash as content_hash
+from memhooks.sqltext import normalise_for_hash as normalise_for_hash
+
+FLOOR_EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z: nothing memhooks captures is older
+TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"
+MAX_NAME = 214
+MAX_URL = 4096
+
+
+# ----------------------------------------------------------------------------- text
+
+def storable_text(text: str) -> str:
+    """Text SQLite can store and search: NULs become spaces, lone surrogates (JSON
+    escapes like \\ud800 decode to them) become U+FFFD."""
+    if "\x00" in text:
+        text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def cap_text(text: str, max_bytes: int) -> tuple[str, bool]:
+    """`text` cut to `max_bytes` UTF-8 bytes on a character boundary, with a note saying
+    so; (text, whether it was cut)."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text, False
+    kept = data[:max_bytes].decode("utf-8", "ignore")
+    note = TRUNCATION_NOTE.format(orig=len(data), kept=len(kept.encode("utf-8")))
+    return kept + note, True
+
+
+def _clean(value) -> str:
+    """Storable and redacted."""
+    return redact_text(storable_text(value))
+
+
+_ASCII_CONTROLS = {c: " " for c in list(range(0, 32)) + [127]}
+_DASHLIKE = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2796\ufe58\ufe63\uff0d\u02d7\u2e3a\u2e3b\u30fc\u2500\u2501\u23af\u2574\u2576\u2578\u257a"
+
+
+def _flat(s: str) -> str:
+    if s.isascii():
+        s = s.translate(_ASCII_CONTROLS)
+    else:
+        s = "".join(" " if ch != " " and (ch.isspace() or unicodedata.category(ch)[0] in "CZ")
+                    else ch for ch in s)
+    return " ".join(s.split())
+
+
+def line(value, max_chars: int) -> str | None:
+    """A short outside field as one storable, redacted line of at most `max_chars`
+    characters; None when nothing is left. Bounded work whatever the input's size."""
+    if value is None:
+        return None
+    s = value if isinstance(value, str) else str(value)
+    window = max(4096, max_chars * 8)
+    if len(s) > window:
+        s = s[:window]
+        cut = max(s.rfind(" "), s.rfind("\n"), s.rfind("\t"))
+        s = s[:cut] if cut > 0 else ""  # never keep a token the cut split (a partial secret)
+    flat = _flat(clean(_clean(s)))  # egress's cleaner: ESC sequences and controls removed whole
+    if len(flat) > max_chars:
+        flat = flat[:max_chars].rstrip()
+    return flat or None
+
+
+def fence_like(text: str) -> bool:
+    """Whether a one-line field could pass for a fence line: a code fence, a run of dashes
+    (or look-alikes), a closing tag, or `reference only` in any spacing or case."""
+    head = text.lstrip()
+    if not head:
+        return False
+    if head.startswith(("```", "~~~", "</", "<!--", "===", "___", "***")):
+        return True
+    run = 0
+    for ch in head[:8]:
+        if ch in _DASHLIKE:
+            run += 1
+        elif ch in " \t":
+            continue
+        else:
+            break
+    if run >= 2:
+        return True
+    if head[0] in _DASHLIKE:
+        words = _compact(head[:80])
+        if words.startswith(("begin", "end")):
+            return True
+    if "referenceonly" in _compact(text[:2000]):
+        return True
+    return is_marker(text[:2000])  # egress's own check: TR39 confusables and all
+
+
+def _compact(text: str) -> str:
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _word(value, max_chars: int = 32, extra: str = "-_") -> str | None:
+    """A short lower-case word (source_tool, type, origin, matched), or None."""
+    if not isinstance(value, str):
+        return None
+    v = value.strip()
+    if not v or len(v) > max_chars or not v.isascii():
+        return None
+    if not all(ch.isalnum() or ch in extra for ch in v):
+        return None
+    return v
+
+
+def url_or_none(value) -> str | None:
+    """An http(s) URL without whitespace or controls (redacted), or None."""
+    if not isinstance(value, str):
+        return None
+    v = _clean(value.strip()[:MAX_URL + 1])
+    if len(v) > MAX_URL or not v.lower().startswith(("http://", "https://")):
+        return None
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in v):
+        return None
+    return v
+
+
+def version_or_none(value) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    v = redact_text(storable_text(value.strip()[:200]))
+    return v if valid_version(v) else None
+
+
+def library_id_or_none(value) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return checked_library_id(redact_text(storable_text(value[:400])))
+
+
+_NAME_CHARS = frozenset("@/._-+~#:! ")
+
+
+def library_name(value) -> str | None:
+    """A tier1 name (what the agent or a manifest called a library), checked: letters and
+    digits (any script), `@/._-+~#:!` and single spaces, at most 214 characters."""
+    if not isinstance(value, str):
+        return None
+    v = value.strip()
+    if not v or len(v) > MAX_NAME or "  " in v:
+        return None
+    if not all(ch.isalnum() or ch in _NAME_CHARS for ch in v):
+        return None
+    if redact_text(v) != v or fence_like(v):
+        return None
+    return v
+
+
+# ----------------------------------------------------------------------------- time
+
+def clamp_time(value, now: float | None = None) -> float:
+    """`value` clamped to [FLOOR_EPOCH, now]; now when it is not a finite number."""
+    real = time.time()
+    top = real if now is None else min(float(now), real)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return top
+    v = float(value)
+    if v != v or v in (float("inf"), float("-inf")):
+        return top
+    return max(FLOOR_EPOCH, min(v, top))
+
+
+def clamp_ttl(ttl_s, limit: float) -> float:
+    if isinstance(ttl_s, bool) or not isinstance(ttl_s, (int, float)) or ttl_s != ttl_s:
+        return 0.0
+    return max(0.0, min(float(ttl_s), float(limit)))
+
 
 PROVENANCES = ("capture", "import", "manual", "added", "warm")
 TEAM_PREFIX = "team:"
@@ -128,9 +298,6 @@ def check_provenance(value) -> str:
 def _metadata(metadata) -> str | None:
     if metadata is None or metadata == {} or metadata == "":
         return None
-    # lazy: json only for a row with metadata (lookups must not import json)
-    import json
-
     if isinstance(metadata, str):
         if len(metadata) > MAX_METADATA:
             return None
@@ -181,10 +348,7 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
     if claimed_hash is not None and claimed_hash != content_hash(content):
         raise Refused("content_hash does not match the content")
     if max_bytes is None:
-        # lazy: the classifier and config only for documents, not for tier1/tier2 writes
-        from memhooks.config import max_doc_bytes
-
-        max_bytes = max_doc_bytes()
+        max_bytes = config.max_doc_bytes()
     text = storable_text(content)
     sent = len(text.encode("utf-8"))
     if sent > max_bytes:
@@ -208,8 +372,6 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
     clean_source = line(source, MAX_SOURCE) or ""
     if stool == "context7":
         _context7_source(clean_source)
-    from memhooks.classify import document_error
-
     why = document_error(text, clean_title, stool)
     if why:
         raise Refused(f"not a document: {why}")
@@ -240,6 +402,16 @@ def admit_document(*, project, source, source_tool, content, title=None, type=No
         "now": at,
         "provenance": prov,
     }
+
+
+def admit_page(raw: str) -> None:
+    """A page `memhooks add`/`refresh` fetched, as the server sent it (HTML before it is
+    turned into text): Refused when it is an error page (memhooks.classify.fetched_page_error),
+    so an error page sent with status 200 is never stored, and never replaces a stored page.
+    The text made of it then passes admit_document like every door's."""
+    why = fetched_page_error(raw) if isinstance(raw, str) else None
+    if why:
+        raise Refused(f"not a document: {why}")
 
 
 def _int(value, top: int = 10**12) -> int | None:
@@ -302,10 +474,6 @@ TIER1_ORIGINS = ("capture", "write", "warm-local", "warm-api")
 def admit_tier1(*, project, name, library_id, origin, ttl_s, ecosystem=None, version=None,
                 versioned_id=None, matched=None, now=None, provenance: str) -> dict:
     prov = check_provenance(provenance)
-    # lazy: config and the name grammar only for tier1 writes
-    from memhooks import config
-    from memhooks.names import ECOSYSTEMS, valid_library_id
-
     clean_name = library_name(name)
     if clean_name is None:
         raise Refused("name is not a library name")
@@ -336,9 +504,6 @@ def admit_tier1(*, project, name, library_id, origin, ttl_s, ecosystem=None, ver
 def admit_tier2(*, library_id, topic, document_id, origin, ttl_s, now=None,
                 provenance: str) -> dict:
     prov = check_provenance(provenance)
-    # lazy: config only for tier2 writes
-    from memhooks import config
-
     lid = library_id_or_none(library_id)
     if lid is None:
         raise Refused("library_id is not a Context7 ID")

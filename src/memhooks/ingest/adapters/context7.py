@@ -118,7 +118,7 @@ def _after_error_word(text: str) -> str:
 
 
 def _looks_like_docs(text: str) -> bool:
-    return errors.c7_docs_shape(text) or "\nSource: " in text
+    return errors.c7_docs_shape(text) or "\nSource: " in text or "`" in text
 
 
 def first_heading(text: str, marker: str = "### ") -> str | None:
