@@ -129,6 +129,8 @@ def show_cmd(doc_id, max_chars, people, as_json):
               help="Only this project's captures, documents, tier1 entries, counters and events.")
 def stats_cmd(as_json, html_file, project):
     """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
+    if project is not None and not os.path.isdir(project):
+        raise Fail(f"--project {project}: no such folder (a project is named by its folder)")
     conn = _store(as_json)
     try:
         data = stats.gather(conn, db_path(), project=os.path.realpath(project) if project else None)
