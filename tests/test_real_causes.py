@@ -15,6 +15,7 @@ import socket
 import subprocess
 
 import pytest
+
 from conftest import console_script, load_payload, run
 from helpers_site import Site
 
