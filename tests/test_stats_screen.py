@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import PAYLOADS, run
 
 MEMHOOKS = [sys.executable, "-m", "memhooks.cli.main"]
