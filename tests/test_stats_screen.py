@@ -93,3 +93,19 @@ def test_stats_html_is_private_and_names_no_home(filled, tmp_path, monkeypatch):
     html = out.read_text(encoding="utf-8")
     assert str(home) not in html
     assert "~/data/memhooks.db" in html
+
+
+def test_search_shows_the_agents_reads_apart_from_yours(filled):
+    from conftest import db_rows
+    from memhooks.cli.mcp_server import tool_get
+
+    doc_id = db_rows(filled, "SELECT id FROM documents WHERE source_tool = 'webfetch'")[0][0]
+    title = db_rows(filled, "SELECT title FROM documents WHERE id = ?", (doc_id,))[0][0]
+    for _ in range(3):
+        tool_get(doc_id)  # the agent's reads (the MCP tool)
+    word = next(w for w in (title or "").split() if len(w) > 3)
+    first = run([*MEMHOOKS, "search", word, "--snippets"])
+    assert first.returncode == 0
+    second = run([*MEMHOOKS, "search", word, "--snippets"])
+    out = " ".join(second.stdout.decode().split())
+    assert "read by the agent 3×, by you 1×" in out, out  # the first search was yours

@@ -13,6 +13,7 @@ from memhooks.cli._people import document_text, page, results_text
 from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
 from memhooks.recall import render, search, stats, stats_render
+from memhooks.store.stats_queries import reads_by_document
 from memhooks.team.search import TeamError
 from memhooks.team.search import search as team_search
 from memhooks.termtext import is_terminal, width
@@ -71,6 +72,9 @@ def search_cmd(query, limit, full, people, as_json, team):
                 raise Fail(f"team search: {exc}") from None
         else:
             results = search.search_documents(conn, query, limit, origin="user")
+            reads = reads_by_document(conn, [r["id"] for r in results])
+            results = [{**r, "agent_reads": reads.get(r["id"], (0, 0))[0],
+                        "user_reads": reads.get(r["id"], (0, 0))[1]} for r in results]
         if full:  # the whole texts, not counted again (the search counted each hit)
             docs = [search.get_document(conn, r["id"], 0, touch=False) for r in results]
             bodies = {d["id"]: d["content"] for d in docs if d is not None}
