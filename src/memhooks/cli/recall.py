@@ -12,7 +12,7 @@ from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_ex
 from memhooks.cli._people import document_text, page, results_text
 from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
-from memhooks.recall import render, search, stats, stats_render
+from memhooks.recall import render, search, stats, stats_render, stats_summary
 from memhooks.store.stats_queries import reads_by_document
 from memhooks.team.search import TeamError
 from memhooks.team.search import search as team_search
@@ -161,7 +161,7 @@ def stats_cmd(as_json, html_file, project, full):
         echo_json("stats", data)
     else:
         if is_terminal() and not full:
-            click.echo("\n".join(stats_render.summary_lines(data)))
+            click.echo("\n".join(stats_summary.summary_lines(data)))
         elif is_terminal():
             page(_rendered(data))
         else:
