@@ -26,6 +26,7 @@ from memhooks.files import fallback_dirs
 from memhooks.setup import launcher
 from memhooks.setup.install import command_paths, installed_entries
 from memhooks.setup.pyprobe import plugin_pythons, probe_python
+from memhooks.setup.registrations import check_registered, plugin_registrations
 from memhooks.setup.writable import read_only_reason
 from memhooks.store import health
 from memhooks.store.connect import connect
@@ -400,15 +401,7 @@ def run_checks(project: str | None = None, *, network: bool = True, deep: bool =
         results.append(chk)
         hook_pythons += pys
         installed_any = installed_any or chk.status in ("ok", "warn", "fail") and bool(pys)
-    if not installed_any and not plugin_active:
-        hint = ("run `memhooks install` (pip/uv install), or load the plugin "
-                "(`claude --plugin-dir <repo>` / a marketplace)")
-        results.append(Check("registered", "warn", f"memhooks is not registered with Claude Code here: {hint}"))
-    elif installed_any and plugin_active:
-        results.append(Check("registered", "warn", "both the plugin and `memhooks install` entries are "
-                             "active: every hook runs twice (run `memhooks uninstall`)"))
-    else:
-        results.append(Check("registered", "ok", "plugin" if plugin_active else "settings files"))
+    results.append(Check(*check_registered(installed_any, plugin_registrations(project))))
     say("the Python the hooks use")
     results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active, deep=deep)
     if network:
