@@ -5,14 +5,20 @@ the error: `memhooks add` offline (refused, DNS) and on a 404, a read-only store
 The read-only folder is a real read-only bind mount in a private mount namespace
 (`unshare -m`, so nothing outside the test's process sees it): the tests run as root, and
 root ignores permission bits but not a read-only mount. Where `unshare` cannot make one,
-those tests skip; a file where the store's folder should be is tested everywhere."""
+those tests skip; a file where the store's folder should be is tested everywhere. A file
+readable but not writable (chmod 0400) is tested as `nobody` (setpriv), in a folder under /tmp
+that user may enter."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -203,3 +209,35 @@ def test_replay_from_stdin_of_only_failed_lines_exits_non_zero(store):
     res = memhooks("replay", "-", stdin="not json\nnor this\n")
     assert res.returncode == 1
     assert "none of the 2 lines of - is a hook payload" in res.stderr.decode()
+
+
+def test_doctor_calls_a_readable_unwritable_file_read_only_not_damaged(store, tmp_path):
+    """A store file its user may read but not write (chmod 0400), as a user root is not
+    (setpriv to nobody: root writes any file whatever its mode)."""
+    if shutil.which("setpriv") is None or os.geteuid() != 0:
+        pytest.skip("needs root and setpriv to run doctor as another user")
+    _captured_store(store)
+    run(["memhooks", "ingest"])
+    base = Path(tempfile.mkdtemp(prefix="memhooks-ro-", dir="/tmp"))  # pytest's tmp is root's alone
+    try:
+        home = base / "home"
+        shutil.copytree(store.parent, home / "data", ignore=shutil.ignore_patterns("*.db-*", "spool"))
+        for path in [base, *base.rglob("*")]:
+            os.chown(path, 65534, 65534)
+        for db in (home / "data").glob("*.db"):
+            os.chmod(db, 0o400)
+        env = dict(os.environ, HOME=str(home), MEMHOOKS_DB=str(home / "data" / "memhooks.db"),
+                   XDG_STATE_HOME=str(home / "state"))
+        res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+                              "-m", "memhooks.cli.main", "doctor"], env=env, cwd=home, capture_output=True,
+                             timeout=60)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    out = res.stdout.decode()
+    if "Permission denied" in res.stderr.decode() or not out:
+        pytest.skip(f"nobody cannot run this Python: {res.stderr[:200]!r}")
+    lines = {line.split()[1]: line for line in out.splitlines() if len(line.split()) > 1}
+    assert lines["store"].startswith("ok"), out  # readable and whole
+    assert lines["permissions"].startswith("fail") and "is read-only" in lines["permissions"], out
+    assert "not damaged" in lines["permissions"] and "damaged:" not in out and "moves it aside" not in out
+    assert res.returncode == 1
