@@ -49,7 +49,7 @@ def readme_commands() -> dict[str, str]:
     out = {}
     for block in blocks:
         for line in block.splitlines():
-            if line.startswith("uv tool install . &&"):
+            if line.startswith('export PATH="$HOME/.local/bin:$PATH"; uv tool install . &&'):
                 out["uv"] = line
             elif line.startswith("python3 -m venv .venv &&"):
                 out["pip"] = line

@@ -12,6 +12,7 @@ from memhooks.cli.results import emit
 from memhooks.config import db_path
 from memhooks.ingest.pipeline import open_reader
 from memhooks.recall.stats_render import next_steps_lines
+from memhooks.setup.writable import read_only_reason
 from memhooks.store.connect import connect
 from memhooks.store.health import error_line
 
@@ -24,6 +25,11 @@ class Fail(click.ClickException):
 
 
 def store_error_line(exc) -> str:
+    """One line for a store SQLite cannot use: a read-only folder or file is named as such
+    (it is not damaged), anything else is worded by memhooks.store.health."""
+    why = read_only_reason(db_path())
+    if why is not None:
+        return f"memhooks: cannot open the store at {db_path()}: {why}"
     return error_line(exc)
 
 
@@ -55,7 +61,8 @@ def open_store(ingest: bool = True):
     except sqlite3.DatabaseError as exc:
         raise Fail(store_error_line(exc).removeprefix("memhooks: ")) from None
     except (sqlite3.Error, OSError) as exc:
-        raise Fail(f"cannot open the store at {path}: {exc}") from None
+        why = read_only_reason(path)
+        raise Fail(f"cannot open the store at {path}: {why or exc}") from None
 
 
 def echo_json(kind: str, data) -> None:

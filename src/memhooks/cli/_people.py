@@ -49,6 +49,8 @@ def _facts(r: dict, now: float, verb: str = "") -> list[str]:
     if r.get("version"):
         facts.append(f"version {one_line(r['version'], 40)}")
     facts.append(verb + termtext.ago(r.get("created_at_epoch"), now))
+    if "agent_reads" in r:  # the agent's reads apart from the user's own (search/show)
+        facts.append(f"read by the agent {r['agent_reads']:,}×, by you {r.get('user_reads', 0):,}×")
     return facts
 
 

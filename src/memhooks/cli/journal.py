@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import closing
 
 import click
@@ -23,12 +24,36 @@ def register(main: click.Group) -> None:
 def replay(file):
     """Feed recorded hook payloads (JSON Lines) through the capture path."""
     try:
+        if file != "-":
+            _check_payloads(file)
         report = replay_file(file)
     except OSError as exc:
         raise Fail(f"cannot read {file}: {exc.strerror or exc}") from None
+    if report["events"] and report["failed"] == report["events"]:
+        raise Fail(f"none of the {report['events']} lines of {file} is a hook payload "
+                   "that could be captured (each was journaled as failed)")
     click.echo(f"replayed {report['events']} events: {report['done']} captured, "
                f"{report['skipped']} skipped, {report['failed']} failed; "
                f"{report['documents_created']} new documents")
+
+
+def _check_payloads(file: str) -> None:
+    """Fail, before anything is journaled, on a file with no line that is a JSON object
+    (an empty file, a binary file, plain text): it holds no hook payloads."""
+    lines = 0
+    with open(file, "rb") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            lines += 1
+            try:
+                if isinstance(json.loads(line), dict):
+                    return
+            except (ValueError, RecursionError):
+                continue
+    what = ("is empty" if not lines else "has no hook payloads (" + (
+        f"none of its {lines} lines is" if lines > 1 else "its one line is not") + " a JSON object)")
+    raise Fail(f"{file} {what}: replay reads JSON Lines, one recorded hook payload a line")
 
 
 @click.command()

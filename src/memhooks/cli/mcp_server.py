@@ -271,6 +271,20 @@ def _import_sdk() -> None:
             gc.enable()
 
 
+# Claude Code keeps an MCP result of up to 50,000 characters in the conversation and writes a
+# longer one to a file (the model then sees a preview and a path), unless the tool declares
+# `anthropic/maxResultSizeChars` in its `_meta`, up to the CLI's ceiling of 500,000. A whole
+# document (get_document, max_chars up to everything) and a page of search results are the
+# long answers; lookup_library's stays short.
+MAX_RESULT_SIZE_CHARS = 500_000
+LONG_RESULTS = ("get_document", "search_documents")
+
+
+def tool_meta(name: str) -> dict | None:
+    """The `_meta` of a tool in tools/list: the result size it may return inline."""
+    return {"anthropic/maxResultSizeChars": MAX_RESULT_SIZE_CHARS} if name in LONG_RESULTS else None
+
+
 def build_server():
     """The SDK's low-level stdio Server with the three tools (imports the SDK).
 
@@ -289,7 +303,8 @@ def build_server():
     )
 
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    tools = [Tool(name=name, description=desc, input_schema=input_schema(name), annotations=reading)
+    tools = [Tool(name=name, description=desc, input_schema=input_schema(name), annotations=reading,
+                  meta=tool_meta(name))
              for name, (desc, _, _) in TOOLS.items()]
 
     async def list_tools(ctx, params) -> ListToolsResult:

@@ -12,7 +12,8 @@ from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_ex
 from memhooks.cli._people import document_text, page, results_text
 from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
-from memhooks.recall import render, search, stats, stats_render
+from memhooks.recall import render, search, stats, stats_render, stats_summary
+from memhooks.store.stats_queries import reads_by_document
 from memhooks.team.search import TeamError
 from memhooks.team.search import search as team_search
 from memhooks.termtext import is_terminal, width
@@ -71,6 +72,9 @@ def search_cmd(query, limit, full, people, as_json, team):
                 raise Fail(f"team search: {exc}") from None
         else:
             results = search.search_documents(conn, query, limit, origin="user")
+            reads = reads_by_document(conn, [r["id"] for r in results])
+            results = [{**r, "agent_reads": reads.get(r["id"], (0, 0))[0],
+                        "user_reads": reads.get(r["id"], (0, 0))[1]} for r in results]
         if full:  # the whole texts, not counted again (the search counted each hit)
             docs = [search.get_document(conn, r["id"], 0, touch=False) for r in results]
             bodies = {d["id"]: d["content"] for d in docs if d is not None}
@@ -127,8 +131,17 @@ def show_cmd(doc_id, max_chars, people, as_json):
               metavar="FILE", help="Also write the figures and charts as one self-contained page.")
 @click.option("--project", type=click.Path(file_okay=False),
               help="Only this project's captures, documents, tier1 entries, counters and events.")
-def stats_cmd(as_json, html_file, project):
-    """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events."""
+@click.option("--full", is_flag=True,
+              help="Every table (the default in a pipe); at a terminal the headline fits one "
+                   "screen and --full goes through the pager.")
+def stats_cmd(as_json, html_file, project, full):
+    """Documents, captures and dedup, agent reads, a 30-day chart, cache hits, events.
+
+    At a terminal: a headline that fits one screen (served calls, agent reads, documents,
+    cache, events, the last 30 days); --full prints every table, through the pager when
+    longer than the screen. In a pipe: every table."""
+    if project is not None and not os.path.isdir(project):
+        raise Fail(f"--project {project}: no such folder (a project is named by its folder)")
     conn = _store(as_json)
     try:
         data = stats.gather(conn, db_path(), project=os.path.realpath(project) if project else None)
@@ -137,7 +150,9 @@ def stats_cmd(as_json, html_file, project):
     if html_file:
         try:
             tmp = f"{html_file}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)  # private like the store, whatever the umask or an old tmp
+            with open(fd, "w", encoding="utf-8") as fh:
                 fh.write(stats_render.render_html(data))
             os.replace(tmp, html_file)
         except OSError as exc:
@@ -145,9 +160,24 @@ def stats_cmd(as_json, html_file, project):
     if as_json:
         echo_json("stats", data)
     else:
-        stats_render.render(data)
+        if is_terminal() and not full:
+            click.echo("\n".join(stats_summary.summary_lines(data)))
+        elif is_terminal():
+            page(_rendered(data))
+        else:
+            stats_render.render(data)
         if html_file:
-            click.echo(f"wrote {html_file}")
+            click.echo(f"wrote {html_file} (readable by you only)")
+
+
+def _rendered(data: dict) -> str:
+    """Every table of `memhooks stats` as text (with the terminal's colours) for the pager."""
+    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only for people's output (CLI start-up)
+
+    console = Console(width=width())
+    with console.capture() as captured:
+        stats_render.render(data, console)
+    return captured.get()
 
 
 @click.command("mcp")

@@ -94,6 +94,9 @@ def import_transcripts_cmd(paths, since, project, dry_run, as_json):
             since_at = parse_since(since)
         except click.BadParameter as exc:
             raise click.UsageError(f"--since: {exc.message}") from None
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing and len(missing) == len(paths) and not as_json:  # --json reports them in its object
+        raise Fail("no such file or folder: " + ", ".join(missing))
     try:
         with _render.transcript_progress(not as_json) as progress:
             report = import_transcripts(list(paths) or None, since=since_at, project=project,

@@ -24,6 +24,7 @@ compressed): what a `memhooks add` or `refresh` cost in bandwidth.
 
 from __future__ import annotations
 
+import socket
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -95,6 +96,29 @@ def _header(value: str | None, limit: int = 512) -> str | None:
     return v
 
 
+def network_cause(exc: BaseException) -> str:
+    """What went wrong on the network, in words: DNS, connection refused, a reset, or the
+    exception's name (the chain of causes is looked through)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, socket.gaierror) or "name or service not known" in str(cur).lower() \
+                or "nodename nor servname" in str(cur).lower() \
+                or "temporary failure in name resolution" in str(cur).lower():
+            return "DNS lookup failed: the host name does not resolve (no network, or no such host)"
+        if isinstance(cur, ConnectionRefusedError) or "connection refused" in str(cur).lower():
+            return "connection refused: nothing listens at that address"
+        if isinstance(cur, ConnectionResetError):
+            return "connection reset"
+        if isinstance(cur, (TimeoutError, httpx.TimeoutException)):
+            return "no answer: timed out"
+        if isinstance(cur, OSError) and "network is unreachable" in str(cur).lower():
+            return "network unreachable: no network?"
+        cur = cur.__cause__ or cur.__context__
+    return f"no answer ({type(exc).__name__})"
+
+
 class Fetcher:
     """GETs for one run, sharing its limits: time, bytes, and robots.txt per site."""
 
@@ -107,6 +131,7 @@ class Fetcher:
         self.requests = 0
         self.limits_hit: set[str] = set()
         self._robots: dict = {}
+        self._robots_trouble: dict[str, str] = {}  # site -> why its robots.txt could not be read
         self._delay: dict[str, float] = {}
         self._last_request: dict[str, float] = {}
         self._client = httpx.Client(
@@ -153,6 +178,15 @@ class Fetcher:
             self._robots[site] = self._load_robots(site)
         return self._robots[site].can_fetch(ROBOTS_AGENT, url)
 
+    def refusal(self, url: str) -> str:
+        """Why `allowed(url)` said no, naming the real cause: the site gave no answer
+        (DNS, refused, timeout), its robots.txt failed (5xx), or robots.txt said no."""
+        site = site_of(url)
+        trouble = self._robots_trouble.get(site)
+        if trouble is not None:
+            return trouble
+        return f"robots.txt of {site} does not let memhooks fetch {url}"
+
     def _load_robots(self, site: str):
         rules = RobotFileParser()
         got = self.get(f"{site}/robots.txt", max_bytes=ROBOTS_MAX_BYTES, polite=False)
@@ -165,6 +199,12 @@ class Fetcher:
             rules.parse([])  # none, or one we may not follow: no rules
         else:
             rules.parse(everything)  # 5xx or no answer: assume everything is off limits
+            if got.status is None:
+                self._robots_trouble[site] = f"cannot reach {site}: {got.error}"
+            else:
+                self._robots_trouble[site] = (
+                    f"robots.txt of {site} answered HTTP {got.status}: memhooks fetches nothing "
+                    "from a site whose robots.txt fails (RFC 9309)")
         try:
             delay = float(rules.crawl_delay(ROBOTS_AGENT) or 0)
         except (TypeError, ValueError):
@@ -225,7 +265,8 @@ class Fetcher:
                     if resp.status_code == 304:
                         return result
                     if resp.status_code != 200:
-                        result.error = f"HTTP {resp.status_code}"
+                        result.error = (f"not found (HTTP {resp.status_code})"
+                                        if resp.status_code in (404, 410) else f"HTTP {resp.status_code}")
                         return result  # the body of an error answer is never read
                     self._read(resp, result, max_bytes, request_deadline)
                     return result
@@ -233,7 +274,7 @@ class Fetcher:
                 result.error = self._late(request_deadline)
                 return result
             except (httpx.HTTPError, httpx.InvalidURL, ValueError, UnicodeError, OSError) as exc:
-                result.error = f"no answer ({type(exc).__name__})"
+                result.error = network_cause(exc)
                 return result
 
     def _next_hop(self, location: str | None, current: str, site: str, seen: set,

@@ -183,7 +183,7 @@ def _sync(conn, fetcher: Fetcher, run: Run, root: str, lid: str | None, version:
     listed: list[tuple[str, str | None]] = []
     if (due is None or root in due) and not fetcher.allowed(root):
         if adding and root_row is None:
-            raise SourceError(f"robots.txt of {site} does not let memhooks fetch {root}")
+            raise SourceError(fetcher.refusal(root))
         run.skipped["robots.txt"] += 1
     elif due is None or root in due:
         visit, text, base = _visit(conn, fetcher, run, root, root_row, kind, None, ctx, progress)

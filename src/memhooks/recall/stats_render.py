@@ -5,6 +5,7 @@ Nothing here reads the store.
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -60,7 +61,16 @@ def token_words(n: int, unit: bool = True) -> str:
 
 
 def _short_path(path: str, width: int) -> str:
+    path = home_short(path)
     return path if len(path) <= width else "…" + path[-(width - 1):]
+
+
+def home_short(path: str) -> str:
+    """`path` with the home folder written `~` (a page or a screenshot names no user)."""
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if home and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
 
 
 CHART_ROWS = (("captures", "captures"), ("agent_reads", "agent reads"),
@@ -338,7 +348,7 @@ def render_html(data: dict) -> str:
     d, c, a, db = data["documents"], data["captures"], data["access"], data["db"]
     agent, user = a.get("agent") or {}, a.get("user") or {}
     sv = data.get("serving") or {}
-    scope = f"project {data['project']}" if data["project"] else "all projects"
+    scope = f"project {home_short(data['project'])}" if data["project"] else "all projects"
     cards = [
         (plural(d["count"], "document").split(" ", 1), human_bytes(d["bytes"])),
         (plural(c["count"], "capture").split(" ", 1), f"{human_bytes(c['dedup_saved_bytes'])} saved by dedup"),
@@ -352,7 +362,7 @@ def render_html(data: dict) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; img-src data:\">",
         f"<title>memhooks stats · {t(scope)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>memhooks stats</h1><p class=\"sub\">{t(scope)} · {t(db['path'])} · "
+        f"<h1>memhooks stats</h1><p class=\"sub\">{t(scope)} · {t(home_short(db['path']))} · "
         f"{t(human_bytes(db['total_bytes']))} on disk · generated {t(data['generated_at'])}</p>",
     ]
     if is_empty(data):

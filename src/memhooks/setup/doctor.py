@@ -26,6 +26,8 @@ from memhooks.files import fallback_dirs
 from memhooks.setup import launcher
 from memhooks.setup.install import command_paths, installed_entries
 from memhooks.setup.pyprobe import plugin_pythons, probe_python
+from memhooks.setup.registrations import check_registered, plugin_registrations
+from memhooks.setup.writable import read_only_reason
 from memhooks.store import health
 from memhooks.store.connect import connect
 from memhooks.store.journal import SPOOL_DIR, spool_dir
@@ -60,10 +62,11 @@ def check_store(db: str | None = None) -> list[Check]:
                 Check("permissions", "skip", "no store")]
         out += _check_journal(db)
         return out + [_check_healing(db)]
+    read_only = read_only_reason(db)
     try:
         conn = connect_reader(db, timeout=5)
     except sqlite3.Error as exc:
-        return [Check("store", "fail", f"cannot open {db}: {exc}"),
+        return [Check("store", "fail", f"cannot open {db}: {read_only or exc}"),
                 Check("permissions", "skip", "store unusable"), *_check_journal(db),
                 _check_healing(db)]
     with closing(conn):
@@ -71,7 +74,9 @@ def check_store(db: str | None = None) -> list[Check]:
             rows = integrity(conn)
         except sqlite3.Error as exc:
             rows = [f"{type(exc).__name__}: {exc}"]
-        if rows == ["ok"]:
+        if rows != ["ok"] and read_only is not None:
+            out.append(Check("store", "fail", f"cannot open {db}: {read_only}"))
+        elif rows == ["ok"]:
             size = os.path.getsize(db)
             out.append(Check("store", "ok", f"{db} ({size / 1024:.0f} KiB, integrity ok)"))
         else:
@@ -121,16 +126,21 @@ def _check_journal(db: str) -> list[Check]:
     if not os.path.exists(jpath):
         return [Check("journal", "warn", f"no journal yet at {jpath} (the first hook creates it)"),
                 Check("events", "skip", "no journal")]
+    read_only = read_only_reason(jpath)
     try:
         conn = connect_reader(jpath, timeout=5)
     except sqlite3.Error as exc:
-        return [Check("journal", "fail", f"cannot open {jpath}: {exc}"),
+        return [Check("journal", "fail", f"cannot open {jpath}: {read_only or exc}"),
                 Check("events", "skip", "journal unusable")]
     with closing(conn):
         try:
             rows = integrity(conn)
         except sqlite3.Error as exc:
             rows = [f"{type(exc).__name__}: {exc}"]
+        if rows != ["ok"] and read_only is not None:
+            return [Check("journal", "fail", f"cannot open {jpath}: {read_only} (capture "
+                          "spools events elsewhere meanwhile)"),
+                    Check("events", "skip", "journal unreadable here")]
         if rows != ["ok"]:
             return [Check("journal", "fail", f"{jpath} is damaged: {'; '.join(rows[:3])} (the"
                           " next hook moves it aside and captures into a fresh one)"),
@@ -164,13 +174,28 @@ def _check_healing(db: str) -> Check:
 
 
 def _spooled(db: str) -> int:
+    """Spooled events of this store: every file of the spool beside it, and those of the
+    shared fallback folders that name this store (or none), as the drain takes them."""
     n = 0
     for folder in [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]:
+        beside = folder == spool_dir(db)
         try:
-            n += sum(1 for name in os.listdir(folder) if name.endswith(".json"))
+            names = [name for name in os.listdir(folder)
+                     if name.endswith(".json") and not name.startswith(".")]
         except OSError:
             continue
+        n += sum(1 for name in names if beside or _spooled_for(os.path.join(folder, name), db))
     return n
+
+
+def _spooled_for(path: str, db: str) -> bool:
+    """Whether a spool file in a shared fallback folder is an event of the store `db`."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            rec = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return True  # unreadable: the drain moves it to failed/; count it where it lies
+    return not isinstance(rec, dict) or rec.get("db") in (None, db)
 
 
 def _check_permissions(db: str) -> Check:
@@ -185,6 +210,9 @@ def _check_permissions(db: str) -> Check:
             problems.append(f"folder {folder} is {fmode:04o} (want 0700)")
     except OSError as exc:
         return Check("permissions", "warn", f"cannot stat: {exc}")
+    read_only = read_only_reason(db)
+    if read_only is not None:
+        return Check("permissions", "fail", read_only)
     if problems:
         return Check("permissions", "warn", "; ".join(problems))
     return Check("permissions", "ok", "file 0600, folder 0700")
@@ -373,15 +401,7 @@ def run_checks(project: str | None = None, *, network: bool = True, deep: bool =
         results.append(chk)
         hook_pythons += pys
         installed_any = installed_any or chk.status in ("ok", "warn", "fail") and bool(pys)
-    if not installed_any and not plugin_active:
-        hint = ("run `memhooks install` (pip/uv install), or load the plugin "
-                "(`claude --plugin-dir <repo>` / a marketplace)")
-        results.append(Check("registered", "warn", f"memhooks is not registered with Claude Code here: {hint}"))
-    elif installed_any and plugin_active:
-        results.append(Check("registered", "warn", "both the plugin and `memhooks install` entries are "
-                             "active: every hook runs twice (run `memhooks uninstall`)"))
-    else:
-        results.append(Check("registered", "ok", "plugin" if plugin_active else "settings files"))
+    results.append(Check(*check_registered(installed_any, plugin_registrations(project))))
     say("the Python the hooks use")
     results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active, deep=deep)
     if network:

@@ -17,6 +17,7 @@ from memhooks.setup.settings_file import InstallError
 # The matchers live with the routing predicate; the plugin's hooks.json has the same strings
 # (tests/test_plugin_layout.py keeps them equal).
 from memhooks.tools import SERVE_MATCHER, SESSION_MATCHER, TOOL_MATCHER
+from memhooks.warm.context import lookup_command
 
 SCOPES = ("user", "project", "local")
 SERVER_NAME = "memhooks"
@@ -151,15 +152,27 @@ def lookup_paths(entries: Entries) -> list[tuple[str, str]]:
     return out
 
 
+def command_rule(command: str) -> str | None:
+    """The allow rule covering `command ARGS…` (a command as warm.context.lookup_command
+    names it), or None for a bare name, which no rule written by path covers."""
+    return f"Bash({command} *)" if command.startswith(('bash "', '"')) else None
+
+
 def allow_rules(entries: Entries) -> list[str]:
     """Permission rules for memhooks' read-only tools: its MCP tools, and lc-cache-lookup /
-    lc-cache-lookup-docs by exact path, quoted and unquoted (rules match the command text)."""
+    lc-cache-lookup-docs by exact path, quoted and unquoted (rules match the command text).
+    The first rule for each command covers it exactly as SessionStart tells the agent to run
+    it (warm.context.lookup_command, from the same Python and package)."""
     rules = mcp_tool_rules()
+    for name in LOOKUP_COMMANDS:
+        told = command_rule(lookup_command(name, entries.python, entries.package_dir))
+        if told is not None:
+            rules.append(told)
     for how, path in lookup_paths(entries):
         prefix = "bash " if how == "bash" else ""
-        rules.append(f'Bash({prefix}"{path}" *)')
-        if " " not in path:
-            rules.append(f"Bash({prefix}{path} *)")
+        for rule in (f'Bash({prefix}"{path}" *)', f"Bash({prefix}{path} *)" if " " not in path else None):
+            if rule is not None and rule not in rules:
+                rules.append(rule)
     return rules
 
 
@@ -175,7 +188,8 @@ def plugin_allow_rules(root: str) -> list[str]:
     root = os.path.abspath(root)
     for name in LOOKUP_COMMANDS:
         shim = os.path.join(root, "bin", name)
-        rules.append(f'Bash(bash "{shim}" *)')
+        # as lookup_command names it for a SessionStart running from this root
+        rules.append(command_rule(f'bash "{shim}"') or f'Bash(bash "{shim}" *)')
         if " " not in shim:
             rules.append(f"Bash(bash {shim} *)")
     return rules

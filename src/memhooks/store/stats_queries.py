@@ -130,3 +130,17 @@ def stats_daily_reads(conn, project: str | None, first_day: str) -> list[sqlite3
                        " JOIN documents d ON d.content_hash = r.content_hash"
                        f" WHERE r.day >= ? AND {where} GROUP BY r.origin, r.day",
                  (first_day, *args)).fetchall()
+
+
+def reads_by_document(conn, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """{document id: (agent reads, user reads)} from document_reads, for the documents given
+    (those never read are left out)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = _rows(conn,
+                 "SELECT d.id, sum(CASE WHEN r.origin = 'agent' THEN r.reads ELSE 0 END) AS agent,"
+                 " sum(CASE WHEN r.origin = 'user' THEN r.reads ELSE 0 END) AS user"
+                 " FROM documents d JOIN document_reads r ON r.content_hash = d.content_hash"
+                 f" WHERE d.id IN ({marks}) GROUP BY d.id", tuple(ids)).fetchall()
+    return {r["id"]: (r["agent"] or 0, r["user"] or 0) for r in rows}

@@ -20,17 +20,30 @@ HINT = ("Use these Context7 IDs directly (skip resolve-library-id), and run "
         "(empty output = miss).")
 
 
-def _docs_command() -> str:
-    """How the agent can run lc-cache-lookup-docs: the plugin's bin/ shim, else the
-    console script beside this Python, else the bare name on PATH."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    shim = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))), "bin", "lc-cache-lookup-docs")
+def lookup_command(name: str, python: str | None = None, package: str | None = None) -> str:
+    """The one form in which memhooks names `name` (lc-cache-lookup or lc-cache-lookup-docs)
+    for the agent to run, without its arguments: SessionStart tells the agent this command and
+    `memhooks install --allow` writes the rule that covers it (memhooks.setup.entries), so the
+    agent's call never asks for approval.
+
+    The bin/ shim beside the package (a plugin, from a marketplace or `--plugin-dir`, or a
+    checkout), run by bash; else the console script beside `python` (a venv, activated or not,
+    uv tool, pipx), by its absolute path; both quoted. The bare name only when neither
+    exists (then no rule is written either). `python` defaults to this interpreter and
+    `package` to this memhooks package folder."""
+    package = package or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    shim = os.path.join(os.path.dirname(os.path.dirname(package)), "bin", name)
     if os.path.isfile(shim):
         return f'bash "{shim}"'
-    script = os.path.join(os.path.dirname(sys.executable), "lc-cache-lookup-docs")
-    if os.path.isfile(script) and os.path.dirname(script) not in os.environ.get("PATH", "").split(":"):
+    script = os.path.join(os.path.dirname(python or sys.executable), name)
+    if os.path.isfile(script):
         return f'"{script}"'
-    return "lc-cache-lookup-docs"
+    return name
+
+
+def _docs_command() -> str:
+    """How the agent can run lc-cache-lookup-docs (see lookup_command)."""
+    return lookup_command("lc-cache-lookup-docs")
 
 
 PARTIAL = "partial"  # warm_state.fingerprint of a scan a budget cut short: never matches
