@@ -284,12 +284,13 @@ def session_start(after_warm=None) -> int:
     # and the status note only when needed, the log only on failure
     out = notice = None
     try:
-        from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
+        from memhooks.config import MAX_EVENT_BYTES, db_path
         from memhooks.files import read_capped
 
         raw, total = read_capped(sys.stdin.buffer, MAX_EVENT_BYTES)
-        db, project = db_path(), project_dir()
-        from memhooks.gate import blocked
+        from memhooks.gate import blocked, hook_project
+
+        db, project = db_path(), hook_project(raw)
 
         if blocked(db, project):
             return 0  # excluded or paused: nothing journaled, warmed or said
