@@ -187,12 +187,14 @@ def _measure(conn, db: str) -> tuple[int, bool]:
     return (size if reclaimable else max(0, size - free_bytes(conn))), reclaimable
 
 
-def _document_part(conn, db: str) -> int:
-    """Bytes on disk eviction can give back: the projections' file (documents, their index,
-    captures, tier2; the rest of it is small) and the journal's raw bodies."""
-    main = sum(on_disk(db + suffix) for suffix in ("", "-wal"))
-    bodies = conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()[0]
-    return main + bodies
+def _document_part(conn) -> int:
+    """Bytes eviction can give back, as stored: the documents' bodies, their full-text index
+    (its leaves and tombstones) and the journal's raw bodies. The rest (the files' other
+    tables and structure, the journal's events, the logs) stays whatever goes."""
+    bodies = conn.execute("SELECT coalesce(sum(length(body)), 0) FROM documents").fetchone()[0]
+    index = conn.execute("SELECT coalesce(sum(length(block)), 0) FROM documents_fts_data").fetchone()[0]
+    raw = conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()[0]
+    return bodies + index + raw
 
 
 # ----------------------------------------------------------------------------- the cap's word
@@ -310,10 +312,10 @@ def _to_size(conn, db: str, cap: int, projects: list[str], report: PruneReport,
         rows = candidates(conn, projects, now=now)
         orphans = compact.orphan_blobs(conn)
         content = sum(r[2] or 0 for r in rows)
-        part = _document_part(conn, db)
+        part = _document_part(conn)
         if ratio is None:
-            # What one content byte costs now: the part of the store eviction can give back
-            # over its content (an over-estimate: eviction then takes less, never more).
+            # What one content byte costs now: what eviction can give back over the content
+            # (pages are not full: a little more goes; a round after measures it).
             ratio = max(1.0, part / content) if content else 1.0
         floor = size - part
         take_blobs, take_rows, freed = [], [], 0
