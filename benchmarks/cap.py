@@ -2,8 +2,8 @@
 
 With MEMHOOKS_MAX_SIZE set, one document is read 25 times and another once (through
 `lc-cache-lookup-docs`, the shim an agent runs); then 3x the cap's worth of distinct pages
-is captured, a few pages a pass: each pass journals them with the capture hook's own code
-(`capture.hooks._journal`), projects them (the ingester's ingest) and runs the detached
+is captured, a page a pass (as each capture starts an ingester): each pass runs the PostToolUse
+hook (a process) on it, projects it (the ingester's ingest) and runs the detached
 ingester (`capture.ingester.main`: its upkeep holds the cap). After every pass the first page
 captured in it is read once, so the last-read documents are known.
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from memhooks.capture import hooks, ingester
+from memhooks.capture import ingester
 from memhooks.config import parse_size
 from memhooks.ingest.pipeline import ingest_pending
 from memhooks.store.connect import closing, connect
@@ -42,6 +42,7 @@ from memhooks.store.prune import cap_unmet
 from memhooks.store.vacuum import store_bytes as folder_bytes
 
 LOOKUP_DOCS = os.path.join(ROOT, "bin", "lc-cache-lookup-docs")
+POST_TOOL_USE = os.path.join(ROOT, "hooks", "post-tool-use")
 HOT_READS = 25
 
 
@@ -77,9 +78,12 @@ def payload(n: int, text: str, project: str) -> bytes:
 
 
 def journal(db: str, raws: list[bytes]) -> None:
-    """What the PostToolUse hook does with each payload after the gate (capture.hooks._journal)."""
+    """Each payload through the PostToolUse hook, run as Claude Code runs it (a process of
+    its own; MEMHOOKS_NO_SPAWN keeps it from starting the ingester, which the pass runs)."""
     for raw in raws:
-        hooks._journal(db, raw, len(raw), "PostToolUse")
+        r = subprocess.run([POST_TOOL_USE], input=raw, capture_output=True, timeout=60)
+        if r.returncode != 0 or r.stdout:
+            raise RuntimeError(f"the hook said {r.returncode} {r.stdout[:200]!r} {r.stderr[:200]!r}")
 
 
 def served(n: int, env: dict) -> bool:
