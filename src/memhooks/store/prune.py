@@ -256,7 +256,7 @@ def prune(conn, db: str, *, older_than_s: float | None = None, max_bytes: int | 
         report.before, report.reclaimable = _measure(conn, db)
         report.after = report.before
         return report
-    pages = step_pages(max_bytes)
+    pages = step_pages(max_bytes, _page_size(conn))
     if not dry_run:
         packs.pack_settled(conn, min_events=1, now=now)  # every body linked to its documents
         packs.merge_packs(conn, now)
@@ -292,6 +292,10 @@ def _count(report: PruneReport, rows) -> None:
     report.sample += [(r[0], r[3]) for r in rows[:20 - len(report.sample)]]
 
 
+def _page_size(conn) -> int:
+    return conn.execute("PRAGMA main.page_size").fetchone()[0]
+
+
 def _chunk(cap: int | None) -> int | None:
     return None if cap is None else max(MIN_DELETE_BYTES, int(cap * DELETE_SHARE))
 
@@ -303,7 +307,7 @@ def _to_size(conn, db: str, cap: int, projects: list[str], report: PruneReport,
     size = report.before if dry_run else _measure(conn, db)[0]
     if size <= cap:
         return
-    pages = step_pages(cap)
+    pages = step_pages(cap, _page_size(conn))
     ratio = None  # bytes on disk freed per content byte deleted, once a round measured it
     for _ in range(MAX_ROUNDS):
         excess = size - target

@@ -118,12 +118,12 @@ STEP_PAGES = 500  # pages a merge step writes at most (before the checkpoint aft
 MIN_STEP_PAGES = 16
 
 
-def step_pages(cap: int | None) -> int:
+def step_pages(cap: int | None, page_size: int = 8192) -> int:
     """Pages a merge step may write under a size cap: a WAL of one step stays within about
     2% of the cap."""
     if not cap:
         return STEP_PAGES
-    return max(MIN_STEP_PAGES, min(STEP_PAGES, int(cap * 0.02) // 4096))
+    return max(MIN_STEP_PAGES, min(STEP_PAGES, int(cap * 0.02) // max(512, page_size)))
 
 
 def fts_segments(conn) -> int:
