@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ROOT, db_rows, journal_file, load_payload, run, run_hook
+from conftest import BIN, HOOKS, ROOT, db_rows, journal_file, load_payload, run, run_hook
 
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
 
@@ -176,3 +176,78 @@ def test_the_gate_reads_a_hostile_payload_in_linear_time():
     assert top_level_string(long, b"cwd") is None
     inside = b'{"tool_response": "say \\"cwd\\": \\"/x\\"", "cwd": "/real"}'
     assert top_level_string(inside, b"cwd") == "/real"
+
+
+def _silent_from(s, cwd: Path, env: dict) -> None:
+    """PostToolUse, PreToolUse and SessionStart run for `cwd` with `env`: each exits 0 and
+    prints nothing, and not one event is journaled."""
+    before = journaled(s["db"])
+    for name in ("c7_query_docs", "webfetch"):
+        r = run_hook("post-tool-use", load_payload(name) | {"cwd": str(cwd)}, env=dict(env))
+        assert (r.returncode, r.stdout) == (0, b""), r.stderr
+    r = run_hook("pre-tool-use", s["pre"] | {"session_id": "fourth", "cwd": str(cwd)}, env=dict(env))
+    assert (r.returncode, r.stdout) == (0, b""), r.stderr
+    r = run_hook("session-start", s["start"] | {"cwd": str(cwd)}, env=dict(env))
+    assert (r.returncode, r.stdout) == (0, b""), r.stderr
+    assert journaled(s["db"]) == before
+
+
+@pytest.mark.parametrize("with_project_dir", [True, False], ids=["CLAUDE_PROJECT_DIR", "payload-cwd"])
+def test_an_ignore_file_two_folders_up_excludes_a_subfolder(seeded, with_project_dir):
+    sub = seeded["project"] / "packages" / "web"
+    sub.mkdir(parents=True)
+    (seeded["project"] / ".memhooks-ignore").write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    if with_project_dir:
+        env["CLAUDE_PROJECT_DIR"] = str(sub)
+    _silent_from(seeded, sub, env)
+    # The hooks' own working directory does not decide: the payload's cwd (or the variable) does.
+    r = run([HOOKS / "session-start"], stdin=json.dumps(seeded["start"] | {"cwd": str(sub)}),
+            env=dict(env), cwd=str(seeded["project"].parent))
+    assert (r.returncode, r.stdout) == (0, b"")
+
+
+def test_session_start_reads_the_payload_cwd(seeded, tmp_path):
+    """Without CLAUDE_PROJECT_DIR, SessionStart excludes by the payload's cwd, not by the
+    folder it was started in (and warms that folder when it is not excluded)."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    (seeded["project"] / ".memhooks-ignore").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    before = journaled(seeded["db"])
+    r = run([HOOKS / "session-start"], stdin=json.dumps(seeded["start"]), env=dict(env),
+            cwd=str(elsewhere))
+    assert (r.returncode, r.stdout) == (0, b"")
+    assert journaled(seeded["db"]) == before
+    # Started inside the excluded project for a payload of another folder: it speaks.
+    r = run([HOOKS / "session-start"], stdin=json.dumps(seeded["start"] | {"cwd": str(elsewhere)}),
+            env=dict(env), cwd=str(seeded["project"]))
+    assert r.returncode == 0 and b"additionalContext" in r.stdout
+    assert journaled(seeded["db"]) == before + 1
+
+
+def test_an_ignore_file_above_home_does_not_count(seeded):
+    """The walk up stops at $HOME for a project inside it: a file above it is not the user's."""
+    home = seeded["project"] / "home"
+    proj = home / "code" / "app"
+    proj.mkdir(parents=True)
+    (seeded["project"] / ".memhooks-ignore").write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"} | {"HOME": str(home)}
+    before = journaled(seeded["db"])
+    assert run_hook("post-tool-use", load_payload("webfetch") | {"cwd": str(proj)}, env=dict(env)).returncode == 0
+    assert journaled(seeded["db"]) == before + 1
+    (home / ".memhooks-ignore").write_text("")  # in $HOME itself: it counts
+    _silent_from(seeded, proj, env)
+
+
+def test_the_gate_names_the_folder_of_the_ignore_file(tmp_path):
+    from memhooks.gate import excluded
+
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    assert excluded(str(deep)) is None
+    (tmp_path / "a" / ".memhooks-ignore").mkdir()  # a folder of that name is no ignore file
+    assert excluded(str(deep)) is None
+    (tmp_path / ".memhooks-ignore").write_text("")
+    assert excluded(str(deep)) == f".memhooks-ignore in {tmp_path}"
+    assert excluded(str(tmp_path)) == ".memhooks-ignore in the project"

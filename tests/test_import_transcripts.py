@@ -322,3 +322,42 @@ def test_lines_without_session_id_take_the_file_name(tmp_path):
     calls, stats = _read_all(path)
     assert len(calls) == 6 and stats.unknown_shapes == 0
     assert {c.session_id for c in calls} == {"0f0e0d0c-1111-4222-8333-444455556666"}
+
+
+@pytest.mark.parametrize("folder", ["plain", "odd#name?x"])
+def test_dry_run_counts_what_the_import_then_does(store, tmp_path, folder):
+    """On a store that journaled one session (partly packed), and a second session's calls
+    captured live: the dry run's counts are the import's, for a plain path and one with
+    `#` and `?` (SQLite's URI characters)."""
+    from memhooks.store.connect import closing, connect
+    from memhooks.store.packs import pack_settled
+
+    src = tmp_path / folder / "transcripts"
+    src.mkdir(parents=True)
+    for name in ("capture.jsonl", "errors.jsonl", "denied.jsonl"):
+        shutil.copy(FIXTURES / name, src / name)
+    env = dict(os.environ, MEMHOOKS_DB=str(tmp_path / folder / "data" / "memhooks.db"))
+    first = _json(cli("import-transcripts", "--json", src / "capture.jsonl", env=env))
+    assert first["events"]["new"] > 2
+    with closing(connect(env["MEMHOOKS_DB"])) as conn:
+        low = conn.execute("SELECT min(id) FROM events").fetchone()[0]
+        assert pack_settled(conn, upto=low + 1, min_events=1) == 2  # two of them packed
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == first["events"]["new"] - 2
+    # One call of the errors session, as a live hook journaled it.
+    calls, _ = _read_all(src / "errors.jsonl")
+    live = calls[0].payload()
+    del live["memhooks_import"]
+    hook = run([Path(__file__).resolve().parent.parent / "hooks" / "post-tool-use"],
+               stdin=json.dumps(live), env=dict(env, MEMHOOKS_NO_SPAWN="1"))
+    assert hook.returncode == 0
+    dry = _json(cli("import-transcripts", "--json", "--dry-run", src, env=env))
+    real = _json(cli("import-transcripts", "--json", src, env=env))
+    assert dry["dry_run"] and not real["dry_run"], (dry, real)
+    assert dry["events"]["already_journaled"] == first["events"]["new"] + 1
+    for key in ("new", "already_journaled"):
+        assert dry["events"][key] == real["events"][key], key
+    assert dry["tool_calls"] == real["tool_calls"]
+    assert dry["errors_skipped"]["too_large"] == real["errors_skipped"]["too_large"]
+    again = _json(cli("import-transcripts", "--json", "--dry-run", src, env=env))
+    assert again["events"]["new"] == 0
+    assert again["events"]["already_journaled"] == real["events"]["new"] + real["events"]["already_journaled"]

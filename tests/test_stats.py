@@ -165,7 +165,7 @@ def test_cli_stats_json_keys_are_stable(filled):
     data = json.loads(res.output)
     assert set(data) == TOP_KEYS
     assert set(data["db"]) == {"path", "file_bytes", "wal_bytes", "total_bytes", "files",
-                               "store_bytes", "cap_bytes", "frees_pages"}
+                               "store_bytes", "cap_bytes", "frees_pages", "cap_unmet"}
     assert set(data["documents"]) == {"count", "bytes", "by_source_tool"}
     assert set(data["captures"]) == {"count", "unique_documents", "captured_bytes", "unique_bytes",
                                      "dedup_saved_bytes", "oldest_epoch", "oldest", "newest_epoch",

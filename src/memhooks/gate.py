@@ -4,16 +4,24 @@ leaf read by every hot path before it journals or answers anything).
 No, when:
 * memhooks is paused: the file `paused` beside the store (`memhooks pause [DURATION]`)
   holds an expiry that has not passed (`-` or nothing: until `memhooks resume`);
-* the project is excluded: a regular file `.memhooks-ignore` at its root (never followed
-  through a symlink), or its folder (or a folder above it) matches one of the globs of
+* the project is excluded: a regular file `.memhooks-ignore` (never followed through a
+  symlink) in its folder or in a folder above it, up to `$HOME` (for a project inside it)
+  or the filesystem root; or its folder (or a folder above it) matches one of the globs of
   `MEMHOOKS_EXCLUDE` (separated like PATH), else of `exclude` in the settings file.
 
-Cost when nothing is set: one failed open (the pause file), one lstat (the ignore file),
-one environment read and the settings file's stat.
+The project of a hook is `CLAUDE_PROJECT_DIR`, else the payload's `cwd` (`hook_project`), for
+every hook.
+
+Cost when nothing is set: one failed open (the pause file), one lstat per folder from the
+project up (the ignore file), one environment read and the settings file's stat.
 """
 
 import os
+import stat
 import time
+
+from memhooks.config import beside, project_dir, setting
+from memhooks.files import make_private_dirs, open_regular
 
 PAUSE_NAME = "paused"
 IGNORE_NAME = ".memhooks-ignore"
@@ -21,17 +29,11 @@ MAX_PATTERN = 1024
 
 
 def pause_path(db: str) -> str:
-    # lazy: gate is the leaf every hot path reads first; config loads with the check that needs it
-    from memhooks.config import beside
-
     return beside(db, PAUSE_NAME)
 
 
 def paused_until(db: str, now: float | None = None) -> float | None:
     """The pause's end (an epoch; inf: until resumed), or None when not paused."""
-    # lazy: gate is the leaf every hot path reads first; files loads with the check that needs it
-    from memhooks.files import open_regular
-
     fd = open_regular(pause_path(db), os.O_RDONLY)
     if fd is None:
         return None
@@ -53,9 +55,6 @@ def paused_until(db: str, now: float | None = None) -> float | None:
 
 def pause(db: str, until: float | None) -> str:
     """Write the pause file (atomically, 0600); `until` None pauses until resumed."""
-    # lazy: only for `memhooks pause`
-    from memhooks.files import make_private_dirs
-
     path = pause_path(db)
     make_private_dirs(os.path.dirname(path))
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -77,22 +76,34 @@ def resume(db: str) -> bool:
         return False
 
 
-def has_ignore_file(project: str) -> bool:
+def has_ignore_file(folder: str) -> bool:
+    """Whether `folder` itself holds a regular `.memhooks-ignore` (a symlink is not one)."""
     try:
-        st = os.lstat(os.path.join(project, IGNORE_NAME))
+        st = os.lstat(os.path.join(folder, IGNORE_NAME))
     except (OSError, ValueError):
         return False
-    # lazy: stat only when an ignore file exists
-    import stat
-
     return stat.S_ISREG(st.st_mode)
+
+
+def ignore_file_above(project: str) -> str | None:
+    """The folder holding the `.memhooks-ignore` that excludes `project`: the project's own
+    folder or the nearest one above it, up to `$HOME` when the project is inside it (a
+    file above the home folder is not the user's to set), else up to the root."""
+    home = os.environ.get("HOME", "").strip()
+    home = os.path.normpath(home) if home and os.path.isabs(home) else None
+    stop = home if home and (project == home or project.startswith(home.rstrip(os.sep) + os.sep)) else None
+    folder = project
+    while True:
+        if has_ignore_file(folder):
+            return folder
+        parent = os.path.dirname(folder)
+        if folder == stop or not parent or parent == folder:
+            return None
+        folder = parent
 
 
 def patterns() -> list[str]:
     """The exclusion globs, `~` expanded, normalised (a trailing slash dropped)."""
-    # lazy: gate is the leaf every hot path reads first; config loads with the check that needs it
-    from memhooks.config import setting
-
     raw = setting("MEMHOOKS_EXCLUDE")
     if not raw:
         return []
@@ -113,8 +124,9 @@ def excluded(project: str | None) -> str | None:
     """Why `project` (a canonical folder) is excluded, or None."""
     if not project:
         return None
-    if has_ignore_file(project):
-        return f"{IGNORE_NAME} in the project"
+    where = ignore_file_above(project)
+    if where is not None:
+        return f"{IGNORE_NAME} in the project" if where == project else f"{IGNORE_NAME} in {where}"
     globs = patterns()
     if not globs:
         return None
@@ -227,9 +239,6 @@ def top_level_string(raw: bytes, key: bytes, limit: int = 4096) -> str | None:
 def hook_project(raw: bytes) -> str:
     """The project a hook payload belongs to: CLAUDE_PROJECT_DIR, else the payload's
     top-level `cwd` (scanned, not parsed), else the working directory; canonical."""
-    # lazy: gate is the leaf every hot path reads first; config loads with the check that needs it
-    from memhooks.config import project_dir
-
     if os.environ.get("CLAUDE_PROJECT_DIR", "").strip():
         return project_dir()
     return project_dir(top_level_string(raw, b"cwd"))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from memhooks.capture.payload import prepare
 from memhooks.capture.transcripts import ReadStats, ToolCall, find_transcripts, read_transcript
-from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path
+from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path, journal_path
 from memhooks.ingest.pipeline import ingest_pending, open_reader
 from memhooks.store.connect import transaction
 from memhooks.store.journal import append
@@ -84,8 +84,9 @@ def _inside(path: str | None, root: str) -> bool:
 class _Known:
     """Journaled tool_use ids per session, for a few sessions at a time."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, pending: dict | None = None):
         self.conn = conn
+        self.pending = pending or {}  # a dry run's: ids of events not ingested yet
         self.sessions: OrderedDict = OrderedDict()
 
     def ids(self, session: str) -> set:
@@ -94,7 +95,7 @@ class _Known:
             if self.conn is None:
                 got = set()
             else:
-                got = tool_use_ids(self.conn, session)
+                got = tool_use_ids(self.conn, session) | self.pending.get(session, set())
             self.sessions[session] = got
             while len(self.sessions) > KNOWN_SESSIONS:
                 self.sessions.popitem(last=False)
@@ -130,15 +131,10 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
         report.seconds = time.monotonic() - t0
         return report  # nothing to import: no store is created for it
     if dry_run:
-        if os.path.exists(db):
-            try:
-                conn = connect_reader(db, timeout=5)
-                journal_readable(conn)
-            except sqlite3.Error:
-                conn = None
+        conn = _journal_reader(db)
     else:
         conn = open_reader(db)  # projects pending events, so their ids are known
-    known = _Known(conn)
+    known = _Known(conn, _pending_ids(conn) if dry_run and conn is not None else None)
     done_before = 0
     try:
         for path in sizes:
@@ -168,12 +164,12 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
                         report.already += 1
                         continue
                     ids.add(digest)
-                    if dry_run:
-                        report.journaled += 1
-                        continue
                     item = _prepared(call)
                     if item is None:
                         report.too_large += 1
+                        continue
+                    if dry_run:
+                        report.journaled += 1
                         continue
                     batch.append(item)
                     batch_bytes += item[2]
@@ -195,6 +191,43 @@ def import_transcripts(paths: list[str] | None = None, *, since: float | None = 
             conn.close()
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _journal_reader(db: str):
+    """The journal opened read-only for a dry run (the file beside the store, else an older
+    store that still holds its events), or None when there is none to read."""
+    for path in (journal_path(db), db):
+        if not os.path.exists(path):
+            continue
+        try:
+            conn = connect_reader(path, timeout=5)
+        except sqlite3.Error:
+            continue
+        try:
+            journal_readable(conn)
+            return conn
+        except sqlite3.Error:
+            conn.close()
+    return None
+
+
+def _pending_ids(conn) -> dict:
+    """Session -> tool_use id digests of the events journaled but not ingested yet: the
+    import ingests them before it compares, which sets these columns from the payload; a
+    dry run, which writes nothing, reads them from the payload the same way."""
+    out: dict = {}
+    for (payload,) in conn.execute(
+            "SELECT payload FROM events WHERE state = 'pending' AND tool_use_id IS NULL"):
+        try:
+            event = json.loads(payload) if isinstance(payload, str) else None
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(event, dict):
+            continue
+        session, tid = event.get("session_id"), event.get("tool_use_id")
+        if isinstance(session, str) and session and isinstance(tid, str) and tid:
+            out.setdefault(session, set()).add(tool_use_digest(tid))
+    return out
 
 
 def _prepared(call: ToolCall):

@@ -3,17 +3,12 @@ memhooks.store.vacuum do the work; both wait for a running ingester first)."""
 
 from __future__ import annotations
 
-from contextlib import closing
-
 import click
 
 from memhooks import config_file
 from memhooks.cli._common import Fail, no_store, store_exists
-from memhooks.config import db_path, max_store_bytes, parse_size, project_dir
-from memhooks.egress import one_line
-from memhooks.store.connect import connect
-from memhooks.store.prune import ingest_lock
-from memhooks.store.prune import prune as do_prune
+from memhooks.config import db_path, parse_size, project_dir
+from memhooks.store.prune import ingest_lock, prune_store, report_lines
 from memhooks.store.vacuum import vacuum as do_vacuum
 from memhooks.termtext import human_bytes
 
@@ -40,7 +35,8 @@ def parse_duration(text: str) -> float | None:
 @click.option("--dry-run", is_flag=True, help="Say what would go; change nothing.")
 def prune(older_than, max_size, dry_run):
     """Evict documents: least recently read first (never read first), then the oldest;
-    documents of the pinned versions of your current projects, and tier1, last."""
+    documents read in the last 7 days after every other, the pinned versions of your
+    current projects last. With the cap, stops as soon as the store's folder fits."""
     age = None
     if older_than is not None:
         age = parse_duration(older_than)
@@ -53,31 +49,15 @@ def prune(older_than, max_size, dry_run):
         if cap is None:
             raise click.BadParameter(f"not a size: {max_size!r} (try 500MB, 1GiB)",
                                      param_hint="--max-size")
-    elif age is None:
-        cap = max_store_bytes()
     if not store_exists():
         no_store(what="")
-    db = db_path()
     try:
-        with ingest_lock(db), closing(connect(db)) as conn:
-            report = do_prune(conn, db, older_than_s=age, max_bytes=cap, dry_run=dry_run,
-                              project=project_dir())
+        report = prune_store(db_path(), older_than_s=age, max_bytes=cap, dry_run=dry_run,
+                             project=project_dir())
     except TimeoutError:
         raise Fail("an ingester is still running on the store; try again in a moment") from None
-    verb = "would evict" if dry_run else "evicted"
-    click.echo(f"{verb} {report.documents:,} documents ({human_bytes(report.document_bytes)} of content), "
-               f"{report.bodies:,} raw bodies without a document"
-               + (f", {report.tier1:,} tier1 entries" if report.tier1 else ""))
-    for doc_id, title in report.sample[:10]:
-        click.echo(f"  #{doc_id} {one_line(title, 100)}")
-    if dry_run:
-        click.echo(f"store: {human_bytes(report.before)}" + (f" (cap {human_bytes(cap)})" if cap else ""))
-    else:
-        click.echo(f"store: {human_bytes(report.before)} -> {human_bytes(report.after)}"
-                   + (f" (cap {human_bytes(cap)})" if cap else ""))
-    if not report.reclaimable:
-        click.echo("note: this store was made before incremental vacuum: its free pages are reused "
-                   "but not given back until you run `memhooks vacuum` once")
+    for line in report_lines(report):
+        click.echo(line)
 
 
 @click.command()

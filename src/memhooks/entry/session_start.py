@@ -14,7 +14,7 @@ from memhooks.capture.hooks import journal, other_work, spawn_ingest, trim_journ
 from memhooks.config import ENTRY, MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.entry._boundary import emit, guard
 from memhooks.entry._input import read_stdin
-from memhooks.gate import blocked
+from memhooks.gate import blocked, hook_project
 from memhooks.warm.fastpath import fast_output, status_output
 
 NAME = "session-start"
@@ -117,7 +117,7 @@ def _answer(after_warm, said: dict) -> None:
     """Journal, then the hook's answer into `said["out"]` (`said["quiet"]`: excluded or
     paused, nothing is said; `said["notice"]`: the one-time notice for the user)."""
     raw, total = read_stdin(MAX_EVENT_BYTES)
-    db, project = db_path(), project_dir()
+    db, project = db_path(), hook_project(raw)
     if blocked(db, project):
         said["quiet"] = True
         return  # excluded or paused: nothing journaled, warmed or said

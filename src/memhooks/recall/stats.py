@@ -21,6 +21,7 @@ from memhooks.config import max_store_bytes
 from memhooks.recall.render import iso_utc
 from memhooks.recall.stats_model import check
 from memhooks.store import fallback_log, stats_queries
+from memhooks.store.prune import cap_unmet
 from memhooks.store.serve_log import summary as serving
 from memhooks.store.vacuum import incremental_mode, store_files
 
@@ -127,7 +128,8 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "db": {"path": db_path, "file_bytes": file_bytes, "wal_bytes": wal_bytes,
                "total_bytes": file_bytes + wal_bytes, "files": files,
                "store_bytes": sum(n for _label, _path, n in on_disk), "cap_bytes": max_store_bytes(),
-               "frees_pages": incremental_mode(conn, "main") and incremental_mode(conn, "journal")},
+               "frees_pages": incremental_mode(conn, "main") and incremental_mode(conn, "journal"),
+               "cap_unmet": cap_unmet(db_path)},
         "documents": {"count": sum(r["count"] for r in by_tool),
                       "bytes": sum(r["bytes"] for r in by_tool), "by_source_tool": by_tool},
         "captures": captures,

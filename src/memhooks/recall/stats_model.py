@@ -36,6 +36,7 @@ class Db(_Strict):
     store_bytes: Count
     cap_bytes: Count
     frees_pages: bool
+    cap_unmet: dict | None = None  # memhooks.store.prune.cap_unmet: why eviction cannot meet the cap
 
 
 class ToolRow(_Strict):

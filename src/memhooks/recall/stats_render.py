@@ -233,6 +233,9 @@ def render(data: dict, console=None) -> None:
     if not db["frees_pages"]:
         console.print("  (made before incremental vacuum: run `memhooks vacuum` once so prunes "
                       "give space back)", highlight=False)
+    if db.get("cap_unmet"):
+        console.print(f"  the cap cannot be met by eviction: {db['cap_unmet']['reason']}",
+                      highlight=False, markup=False)
 
     e = data["events"]
     ev = Table(title=f"Events: {e['total']:,}", title_justify="left")

@@ -31,6 +31,7 @@ from memhooks.setup.writable import read_only_reason
 from memhooks.store import health
 from memhooks.store.connect import connect
 from memhooks.store.journal import SPOOL_DIR, spool_dir
+from memhooks.store.prune import cap_unmet
 from memhooks.store.queries import integrity, journal_counts
 from memhooks.store.sqlite_file import connect_reader
 from memhooks.store.vacuum import store_files
@@ -99,6 +100,9 @@ def _check_size(db: str) -> Check:
     total, cap = sum(n for _l, _p, n in files), config.max_store_bytes()
     detail = (f"{mib(total)} of the {mib(cap)} cap (MEMHOOKS_MAX_SIZE): "
               + ", ".join(f"{label} {mib(n)}" for label, _p, n in files if n))
+    unmet = cap_unmet(db)
+    if unmet is not None:
+        return Check("size", "warn", f"{detail}; the cap cannot be met by eviction: {unmet['reason']}")
     if total > cap:
         return Check("size", "warn", f"{detail}; over the cap: the next ingest prunes "
                      "(or run `memhooks prune`)")

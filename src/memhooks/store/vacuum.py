@@ -2,12 +2,15 @@
 
 - `store_files(db)` / `store_bytes(db)`: bytes on disk (allocated blocks) of every file of one
   store: memhooks.db and journal.db with their -wal and -shm, reads.log, the spool beside it,
-  tier1.answers, the health and lock files, the log. The size cap (MEMHOOKS_MAX_SIZE) is on
-  their sum.
-- `release(conn)`: after rows were deleted, merge the full-text index's segments (a deleted
-  document leaves a tombstone until they are merged), `PRAGMA incremental_vacuum` both
-  files (a file in `auto_vacuum = INCREMENTAL` mode gives its free pages back to the file
-  system; new stores are created in that mode) and truncate the WAL files.
+  tier1.answers, the health and lock files, the log, and every other file in the store's
+  folder (a folder of its own: the store named memhooks.db; else the files named after the
+  store). The size cap (MEMHOOKS_MAX_SIZE) is on their sum.
+- `release(conn)`: after rows were deleted, merge the full-text index into one segment (a
+  deleted document leaves its entries and a tombstone until the segments holding them are
+  merged together), in steps with a checkpoint after each, so the WAL holds one step's
+  pages at most; `PRAGMA incremental_vacuum` both files (a file in `auto_vacuum =
+  INCREMENTAL` mode gives its free pages back to the file system; new stores are created
+  in that mode) and truncate the WAL files.
 - `vacuum(db)`: `memhooks vacuum`, see its docstring.
 """
 
@@ -16,6 +19,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+
+from memhooks.config import DB_NAME, beside, journal_path, log_path
+from memhooks.store.connect import closing, connect
+from memhooks.store.sqlite_file import BUSY_TIMEOUT_MS, fresh_file
 
 SCHEMAS = ("main", "journal")
 
@@ -31,10 +38,8 @@ def on_disk(path: str) -> int:
 
 
 def store_files(db: str) -> list[tuple[str, str, int]]:
-    """(label, path, bytes on disk) of each file of the store, missing ones as 0."""
-    # lazy: the store's open and swap helpers load only for a vacuum
-    from memhooks.config import beside, journal_path, log_path
-
+    """(label, path, bytes on disk) of each file of the store, missing ones as 0; then the
+    other files of its folder (labelled by name)."""
     journal = journal_path(db)
     named = [("db", db), ("db-wal", db + "-wal"), ("db-shm", db + "-shm"),
              ("journal", journal), ("journal-wal", journal + "-wal"),
@@ -44,7 +49,29 @@ def store_files(db: str) -> list[tuple[str, str, int]]:
              ("health", db + ".health.jsonl"), ("log", log_path(db)), ("log.1", log_path(db) + ".1")]
     out = [(label, path, on_disk(path)) for label, path in named]
     out.append(("spool", _spool(db), _tree_bytes(_spool(db))))
-    return out
+    return out + _other_files(db, {os.path.abspath(p) for _label, p, _n in out})
+
+
+def _other_files(db: str, known: set) -> list[tuple[str, str, int]]:
+    """The folder's other files: all of them in a folder of the store's own (its file is
+    memhooks.db), else those whose name starts with the store's (x.db: `x.`)."""
+    folder = os.path.dirname(os.path.abspath(db))
+    name = os.path.basename(db)
+    prefix = None if name == DB_NAME else name.removesuffix(".db") + "."
+    out = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                path = os.path.join(folder, entry.name)
+                if path in known or (prefix is not None and not entry.name.startswith(prefix)):
+                    continue
+                if entry.is_file(follow_symlinks=False):
+                    out.append((entry.name, path, on_disk(path)))
+                elif prefix is None and entry.is_dir(follow_symlinks=False):
+                    out.append((entry.name + "/", path, _tree_bytes(path)))
+    except OSError:
+        pass
+    return sorted(out)
 
 
 def _spool(db: str) -> str:
@@ -87,14 +114,36 @@ def incremental_mode(conn, schema: str = "main") -> bool:
     return conn.execute(f"PRAGMA {schema}.auto_vacuum").fetchone()[0] == 2
 
 
-def merge_fts(conn, max_rounds: int = 400) -> None:
-    """Merge the documents' full-text index segments (each round its own short transaction,
-    at most ~500 pages written), so deleted documents' entries and tombstones are dropped."""
-    for _ in range(max_rounds):
+STEP_PAGES = 500  # pages a merge step writes at most (before the checkpoint after it)
+MIN_STEP_PAGES = 16
+
+
+def step_pages(cap: int | None, page_size: int = 8192) -> int:
+    """Pages a merge step may write under a size cap: a WAL of one step stays within about
+    2% of the cap."""
+    if not cap:
+        return STEP_PAGES
+    return max(MIN_STEP_PAGES, min(STEP_PAGES, int(cap * 0.02) // max(512, page_size)))
+
+
+def fts_segments(conn) -> int:
+    """Rows of the full-text index's data table (its leaves and structure): what a merge
+    leaves fewer of."""
+    return conn.execute("SELECT count(*) FROM documents_fts_data").fetchone()[0]
+
+
+def merge_fts(conn, pages: int = STEP_PAGES, max_steps: int = 100_000) -> None:
+    """Merge every segment of the documents' full-text index into one, `pages` pages a step
+    (each its own short transaction, a checkpoint after it), so the entries of deleted
+    documents and their tombstones are dropped and their pages freed. FTS5's 'merge' with
+    a negative count takes all segments as one level and merges as few as two, until one
+    is left (what 'optimize' does in one transaction, with a WAL as large as the index)."""
+    for _ in range(max_steps):
         before = conn.total_changes
-        conn.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', 500)")
+        conn.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)", (-pages,))
         if conn.total_changes - before < 2:
             return
+        checkpoint(conn)
 
 
 CHECKPOINT_WAIT_MS = 200
@@ -104,9 +153,6 @@ def checkpoint(conn, wait_ms: int = CHECKPOINT_WAIT_MS) -> None:
     """Write both WALs back and truncate them. A TRUNCATE checkpoint holds the write lock
     while it waits for readers to leave old snapshots, so it waits `wait_ms` at most (a hook
     appending meanwhile waits no longer); a reader still in a snapshot makes it a no-op."""
-    # lazy: the store's open and swap helpers load only for a vacuum
-    from memhooks.store.sqlite_file import BUSY_TIMEOUT_MS
-
     conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
     try:
         for schema in SCHEMAS:
@@ -118,10 +164,11 @@ def checkpoint(conn, wait_ms: int = CHECKPOINT_WAIT_MS) -> None:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
-def release(conn, *, fts: bool = True) -> None:
-    """Give the pages rows left free back: the FTS merge, incremental_vacuum, the WALs."""
+def release(conn, *, fts: bool = True, pages: int = STEP_PAGES) -> None:
+    """Give the pages rows left free back: the FTS merge (`pages` a step), incremental_vacuum,
+    the WALs."""
     if fts:
-        merge_fts(conn)
+        merge_fts(conn, pages)
     for schema in SCHEMAS:
         if incremental_mode(conn, schema):
             # executescript: Python's execute() steps this pragma once (one page freed)
@@ -173,10 +220,6 @@ def vacuum(db: str, *, wait_s: float = EXCLUSIVE_WAIT_S, in_place_fallback: bool
     with other connections, and which needs up to twice the file's size in free space
     while it runs), unless `in_place_fallback` is false (StoreInUse is raised).
     Returns {"before": bytes, "after": bytes, "how": "swapped" | "in place"}."""
-    # lazy: the store's open and swap helpers load only for a vacuum
-    from memhooks.config import journal_path
-    from memhooks.store.connect import closing, connect
-
     with closing(connect(db)):
         pass  # create / migrate / heal first: the files are sound and current
     before = store_bytes(db)
@@ -197,9 +240,6 @@ def vacuum(db: str, *, wait_s: float = EXCLUSIVE_WAIT_S, in_place_fallback: bool
 
 
 def _swap(db: str, jpath: str, wait_s: float) -> None:
-    # lazy: the store's open and swap helpers load only for a vacuum
-    from memhooks.store.sqlite_file import fresh_file
-
     conn = sqlite3.connect(db, timeout=0.1, isolation_level=None)
     try:
         conn.execute("ATTACH DATABASE ? AS journal", (jpath,))
@@ -253,9 +293,6 @@ def _prepare_copy(tmp: str) -> None:
 
 
 def _in_place(db: str) -> None:
-    # lazy: the store's open and swap helpers load only for a vacuum
-    from memhooks.store.connect import closing, connect
-
     with closing(connect(db)) as conn:
         for schema in SCHEMAS:
             # (VACUUM cannot change the page size of a file in WAL mode: only auto_vacuum here)
