@@ -116,6 +116,9 @@ OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside 
     "memhooks.team.pull": {"psycopg"}, "memhooks.team.push": {"psycopg"},
     "memhooks.team.search": {"psycopg"}, "memhooks.team.status": {"psycopg"},
     "memhooks.team.store": {"psycopg"},
+    # The one standard-library module read late: only a config.toml that is not flat `key =
+    # value` lines needs tomllib, which costs several ms (re, datetime) on every hook.
+    "memhooks.config_file": {"tomllib"},
 }
 MAX_FUNCTION_IMPORTS = 60
 

@@ -5,8 +5,8 @@ SQLite's driver encodes every bound str as UTF-8: a lone surrogate (from a JSON
 UnicodeEncodeError at the insert. NULs are storable but cut text short in many
 readers. These helpers return text that always binds.
 """
-
-
+import hashlib
+import re
 
 TYPE_CHECKING = False  # `typing` costs `re` and `enum`: annotations only, never imported here
 if TYPE_CHECKING:
@@ -36,8 +36,6 @@ def storable(value):
     try:
         out.encode("utf-8")
     except UnicodeEncodeError:
-        import re
-
         out = re.sub("[\ud800-\udfff]", "\ufffd", out)
     return out
 
@@ -99,6 +97,4 @@ def normalise_for_hash(text: str) -> str:
 def content_hash(text: str) -> str:
     """A document's key: SHA-256 of its normalised text (the one definition; admission and the
     lookups' pending-event answers use it)."""
-    import hashlib
-
     return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()

@@ -28,6 +28,7 @@ answered from fewer places than a whole cut would find (a miss, never a wrong an
 Every step checks the deadline.
 """
 
+import re
 import time
 from itertools import islice
 
@@ -49,16 +50,12 @@ def _sep_rx():
     """Context7's separator line and a `##`/`###` heading, as bytes patterns that start with
     a literal (the engine jumps to it): the same lines `coverage` splits at."""
     if not _RX:
-        import re
-
         _RX["sep"] = re.compile(rb"----------(?<![^\n]----------)-*+[ \t]*+$", re.MULTILINE)
         _RX["head"] = re.compile(rb"##(?<![^\n]##)#?+ ", re.MULTILINE)
     return _RX["sep"], _RX["head"]
 
 
 def _word_start_rx(anchor: bytes):
-    import re
-
     lit = re.escape(anchor)
     return re.compile(lit + rb"(?<![A-Za-z0-9]" + lit + rb")")
 

@@ -7,6 +7,8 @@
 `max_age` (the fallback's longer staleness, memhooks.recall.fallback) widens the TTL.
 """
 
+from urllib.parse import urlsplit, urlunsplit
+
 from memhooks._jsonlite import loads_object
 from memhooks.recall.render import when_utc
 from memhooks.recall.served import Served, num, q, s
@@ -20,8 +22,6 @@ MAX_URLS = 10
 def norm_url(url: str) -> str | None:
     """Scheme and host lower-cased, http upgraded to https (as WebFetch does), default
     port and fragment dropped, an empty path made `/`. Query strings are kept as written."""
-    from urllib.parse import urlsplit, urlunsplit
-
     try:
         p = urlsplit(url.strip())
         host, port = (p.hostname or "").lower(), p.port
