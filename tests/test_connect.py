@@ -11,6 +11,8 @@ from memhooks.store.connect import closing, connect, transaction
 from memhooks.store.projections import upsert_document
 from memhooks.store.sqlite_file import connect_reader
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 
 @pytest.mark.parametrize("folder", ["a#b", "what?", "50%", "sp ace", "%23", "x?mode=rw"])
 def test_read_only_open_reads_the_file_under_any_folder_name(tmp_path, folder):

@@ -16,6 +16,8 @@ import pytest
 
 from test_plugin_layout import ROOT, SYSTEM_PY, base_env, bin_dir, payload, run_shim
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
 TRANSCRIPTS = ROOT / "tests" / "fixtures" / "transcripts"
 

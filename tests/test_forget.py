@@ -207,3 +207,33 @@ def test_a_forgotten_text_captured_again_keeps_no_raw_copy(store):
     assert db_rows(store, "SELECT count(*) FROM documents") == [(0,)]
     cli("reindex")
     assert db_rows(store, "SELECT count(*) FROM documents") == [(0,)]
+
+
+def test_forget_runs_as_a_library_call_the_command_only_renders(store):
+    """store.forget.run: review sees the preview before anything goes (a dry run stops
+    there), the team callback gets the connection after the local forget, and the result
+    carries the command's keys."""
+    from memhooks.cli._common import open_store
+    from memhooks.store.forget import Criteria
+    from memhooks.store.forget import run as forget_run
+
+    capture(c7_docs(MARKER))
+    capture(c7_docs(KEEP))
+    seen: list = []
+    told: list = []
+    conn = open_store(ingest=True)
+    try:
+        crit = Criteria(library=f"/acme/{MARKER}")
+        dry = forget_run(conn, crit, dry_run=True, review=lambda docs, prev: seen.append(len(docs)),
+                         tell_team=lambda c: told.append(c) or "done")
+        assert seen == [1] and told == [] and dry["forgotten"] == 0 and dry["captures"] == 1
+        assert [d["library_id"] for d in dry["documents"]] == [f"/acme/{MARKER}"]
+        done = forget_run(conn, crit, review=lambda docs, prev: seen.append(len(docs)),
+                          tell_team=lambda c: told.append(c) or "done")
+        assert seen == [1, 1] and told == [conn] and done["team"] == "done"
+        assert done["forgotten"] == 1 and len(done["hashes"]) == 1 and done["events"] >= 1
+        assert forget_run(conn, crit)["docs"] == []  # gone: nothing matches any more
+    finally:
+        conn.close()
+    libs = [r[0] for r in db_rows(store, "SELECT library_id FROM documents")]
+    assert libs == [f"/acme/{KEEP}"]

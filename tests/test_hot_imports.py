@@ -13,6 +13,8 @@ import pytest
 
 from conftest import ROOT, plugin_env
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
 # What the lookups do not need: enum (re, json, signal), hashing. Each costs a noticeable
 # share of a run that should cost the interpreter.

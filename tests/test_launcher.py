@@ -19,6 +19,8 @@ from conftest import ROOT
 from memhooks.setup import install as inst
 from memhooks.setup import launcher
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 PAYLOAD = {
     "session_id": "s-launch", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
     "hook_event_name": "PostToolUse", "tool_name": "WebFetch",

@@ -15,6 +15,8 @@ import pytest
 
 from test_plugin_layout import base_env, bin_dir, payload, run_shim
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 PYENV = Path("/root/.pyenv/versions")
 
 

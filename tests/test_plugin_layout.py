@@ -15,6 +15,8 @@ import pytest
 
 from memhooks.setup import install as inst
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 ROOT = Path(__file__).resolve().parent.parent
 SHIMS = ["hooks/pre-tool-use", "hooks/post-tool-use", "hooks/session-start", "bin/lc-cache-lookup", "bin/lc-cache-lookup-docs",
          "bin/lc-cache-write", "bin/memhooks-mcp"]

@@ -14,6 +14,8 @@ import pytest
 
 from conftest import ROOT, plugin_env, wait_idle
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 
 @pytest.fixture
 def plugin(tmp_path):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.version  # runs on every supported Python in CI
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PAYLOAD = {"session_id": "s-paths", "transcript_path": "/tmp/t.jsonl", "tool_use_id": "toolu_paths_1",

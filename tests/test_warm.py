@@ -255,7 +255,8 @@ def test_exact_name_preferred_over_first_result(project, api):
     assert db_rows(db, "SELECT library_id FROM tier1 WHERE name_key = 'react'") == [("/facebook/react",)]
 
 
-def test_warm_and_scan_commands(project, api):
+def test_warm_and_scan_commands(project, api, monkeypatch):
+    monkeypatch.setenv("MEMHOOKS_WARM_BUDGET_S", "8")  # a loaded machine must not look like a slow API
     serve_search(api)
     r = run(["memhooks", "scan", project, "--json"])
     assert r.returncode == 0

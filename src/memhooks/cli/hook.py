@@ -22,9 +22,11 @@ def hook():
 
 @hook.command("post-tool-use")
 def hook_post_tool_use():
+    """The PostToolUse hook: capture a docs lookup's result, or answer a failed one."""
     sys.exit(post_tool_use())
 
 
 @hook.command("session-start")
 def hook_session_start():
+    """The SessionStart hook: warm the project's libraries, then pull from the team store."""
     sys.exit(session_start(after_warm=lambda db, project: spawn("pull", db, project)))

@@ -80,22 +80,30 @@ SECTIONS = (
 )
 
 
-SHORT_USAGE = """memhooks keeps the library docs your coding agent looks up.
+# Bare `memhooks` shows these sections of SECTIONS; the lines come from the commands' help.
+SHORT_SECTIONS = 2
 
-usage: memhooks COMMAND [ARGS]...
 
-get started
-  install             register the hooks and MCP server with Claude Code
-  import-transcripts  backfill the store from your past Claude Code sessions
-  warm                pre-resolve this project's libraries to Context7 IDs
-
-look
-  stats               what is stored and how the agent uses it (--html FILE)
-  search QUERY        search every cached document
-  show ID             print one document
-  doctor              check the store, the hooks, the Python, the Context7 API
-
-`memhooks --help` lists every command; `memhooks COMMAND --help` explains one."""
+def short_usage(ctx: click.Context) -> str:
+    """What bare `memhooks` prints: the first sections of `--help`, from the commands
+    themselves (no hand-kept copy to drift)."""
+    group = ctx.command
+    assert isinstance(group, click.Group)
+    formatter = ctx.make_formatter()
+    formatter.write_text("memhooks keeps the library docs your coding agent looks up.")
+    formatter.write_paragraph()
+    formatter.write_text("usage: memhooks COMMAND [ARGS]...")
+    width = max(len(n) for _, names in SECTIONS[:SHORT_SECTIONS] for n in names)
+    for title, names in SECTIONS[:SHORT_SECTIONS]:
+        rows = [(n.ljust(width), cmd.get_short_help_str(formatter.width - 6 - width))
+                for n in names if (cmd := group.get_command(ctx, n)) is not None]
+        formatter.write_paragraph()
+        formatter.write_text(title)  # no colon: bare `memhooks` reads as a short page
+        with formatter.indentation():
+            formatter.write_dl(rows)
+    formatter.write_paragraph()
+    formatter.write_text("`memhooks --help` lists every command; `memhooks COMMAND --help` explains one.")
+    return formatter.getvalue().rstrip("\n")
 
 
 @click.group(cls=OneLineErrors, invoke_without_command=True,
@@ -105,7 +113,7 @@ look
 def main(ctx):
     """memhooks: capture, warm and recall the library docs your coding agent looks up."""
     if ctx.invoked_subcommand is None:
-        click.echo(SHORT_USAGE)
+        click.echo(short_usage(ctx))
 
 
 for _module in (hook, journal, cache, warm, recall, transcripts, exchange, install, doctor, team,

@@ -16,7 +16,8 @@ from memhooks.cli.results import emit
 from memhooks.config import db_path
 from memhooks.config_file import parse_duration
 from memhooks.gate import pause, resume
-from memhooks.store.forget import Criteria, choose, forget, plan, scrub_spool
+from memhooks.store.forget import Criteria
+from memhooks.store.forget import run as forget_run
 from memhooks.store.journal import _spool_dirs
 from memhooks.team.push import push_forgets
 from memhooks.team.runner import run
@@ -113,56 +114,42 @@ def forget_cmd(doc_ids, legacy_ids, url, library, project, source, since, until,
     if criteria.empty():
         raise click.UsageError("say what to forget: --id, --url, --library, --project, --source, "
                                "--since or --until")
-    conn = open_store(ingest=True)  # pending events first: what they captured goes too
-    try:
-        docs = choose(conn, criteria)
-        result = {"dry_run": dry_run, "documents": [_brief(d) for d in docs], "bytes": 0,
-                  "captures": 0, "tier2": 0, "events": 0, "spool_files": 0, "hashes": [],
-                  "wal_truncated": None, "team": None}
-        if not docs:
-            if as_json:
-                _emit(result)
-            else:
-                click.echo("nothing to forget: no document matches")
-            if criteria.ids and not (url or library or project or source or since or until):
-                sys.exit(1)
-            return
-        preview = plan(conn, docs)
-        result.update(bytes=preview["bytes"], captures=preview["captures"], tier2=preview["tier2"],
-                      events=len(preview["events"]))
+
+    def review(docs: list, preview: dict) -> None:
         if not as_json:
             _show(docs, preview, dry_run)
-        if dry_run:
-            if as_json:
-                _emit(result)
-            return
-        if not yes and sys.stdin.isatty():
+        if not dry_run and not yes and sys.stdin.isatty():
             click.confirm(f"Forget these {len(docs)} document(s)?", abort=True)
-        done = forget(conn, docs, now)
-        team = _tell_team(conn)
-        spool = _scrub_spool(done["needles"])
-        result.update(captures=done["captures"], tier2=done["tier2"], events=len(done["events"]),
-                      spool_files=len(spool), hashes=done["hashes"], wal_truncated=done["scrubbed"],
-                      team=team)
-        if as_json:
-            _emit(result)
-            return
-        click.echo(f"forgot {done['documents']} document(s) locally: {len(done['events'])} journal "
-                   f"event(s), {done['captures']} capture(s), {done['tier2']} tier2 entr(ies)"
+
+    conn = open_store(ingest=True)  # pending events first: what they captured goes too
+    try:
+        result = forget_run(conn, criteria, dry_run=dry_run, now=now, spool_folders=_spool_dirs(db_path()),
+                     review=review, tell_team=_tell_team)
+    finally:
+        conn.close()
+    _render(result, as_json, ids_only=bool(criteria.ids) and not (url or library or project or source
+                                                                   or since or until))
+
+
+def _render(result: dict, as_json: bool, ids_only: bool) -> None:
+    if as_json:
+        _emit({k: v for k, v in result.items() if k not in ("docs", "forgotten", "spool")})
+    elif not result["docs"]:
+        click.echo("nothing to forget: no document matches")
+    elif not result["dry_run"]:
+        spool, team = result["spool"], result["team"]
+        click.echo(f"forgot {result['forgotten']} document(s) locally: {result['events']} journal "
+                   f"event(s), {result['captures']} capture(s), {result['tier2']} tier2 entr(ies)"
                    + (f", {len(spool)} spool file(s)" if spool else ""))
-        if not done["scrubbed"]:
+        if not result["wal_truncated"]:
             click.echo("memhooks: another process held the store's WAL; its old pages go at the "
                        "next `memhooks forget` or checkpoint", err=True)
         if team == "done":
             click.echo("removed from the team store")
         elif team is not None:
             click.echo(f"team store not updated yet ({team}); the next push sends it", err=True)
-    finally:
-        conn.close()
-
-
-def _brief(doc: dict) -> dict:
-    return {k: doc[k] for k in ("id", "source_tool", "url", "library_id", "title", "bytes")}
+    if not result["docs"] and ids_only:
+        sys.exit(1)
 
 
 def _emit(result: dict) -> None:
@@ -177,10 +164,6 @@ def _show(docs: list, preview: dict, dry_run: bool) -> None:
         click.echo(_line(doc))
     if len(docs) > 50:
         click.echo(f"  … and {len(docs) - 50} more")
-
-
-def _scrub_spool(found: list[str]) -> list[str]:
-    return scrub_spool(_spool_dirs(db_path()), found)
 
 
 def _tell_team(conn) -> str | None:

@@ -9,11 +9,22 @@ and the free-page and WAL copies of all of that: the deletes run with
 a token), both files are VACUUMed and their WALs checkpointed with TRUNCATE. The content
 hash is recorded in `forgotten` (team_done = 0: the caller sends it to the team store).
 
-Standard library only at import time (`is_forgotten` is read by the lookups).
+`run` is the whole command (choose, preview, confirm, forget, scrub the spool, tell the
+team store through the caller's callback); `memhooks forget` only parses and renders.
 """
 
+import json
 import os
+import sqlite3
 import time
+import zlib
+from collections.abc import Callable
+
+from memhooks.files import open_regular
+from memhooks.store.compact import blob_refs, decode_ref, drop_blobs
+from memhooks.store.connect import transaction
+from memhooks.store.packs import PAYLOAD, RAW, REF, pack_lines, rewrite_packs
+from memhooks.store.projections import drop_unused_contexts, forget_hash
 
 # Columns of a chosen document (what a dry run shows).
 COLUMNS = "id, content_hash, source_tool, title, url, library_id, project, bytes, created_at_epoch"
@@ -28,9 +39,6 @@ def drop_payload(conn, event_id: int, columns: dict) -> None:
     """An event whose every document the user forgot keeps no raw payload: its text is
     replaced by the call's metadata (inside the ingester's transaction; the journal is
     written with secure_delete, so the old bytes are zeroed)."""
-    # lazy: json stays off the lookups, which import this module for is_forgotten
-    import json
-
     stub = {k: columns.get(k) for k in ("hook_event_name", "tool_name", "session_id",
                                          "tool_use_id", "cwd")}
     stub.update(memhooks_metadata_only=True, memhooks_forgotten=True)
@@ -104,18 +112,12 @@ def _row(cursor, values):
 
 def _json_fragment(text: str) -> str:
     """`text` as it appears inside a JSON string of a raw payload."""
-    # lazy: json stays off the lookups, which import this module for is_forgotten
-    import json
-
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def needles(conn, docs: list) -> list[str]:
     """The strings whose presence in a raw payload means it carries one of `docs`: its URL
     and the start of its text, as JSON writes them (both escapings: raw and \\u-escaped)."""
-    # lazy: json stays off the lookups, which import this module for is_forgotten
-    import json
-
     out = set()
     for doc in docs:
         row = conn.execute("SELECT document_text(body) FROM documents WHERE id = ?", (doc["id"],)).fetchone()
@@ -167,13 +169,6 @@ def _carriers(conn, needles, content_hashes) -> tuple[set, set]:
     blobs whose text holds one or that gave such a document, and every event (a reference
     payload in `events`, a packed one) that holds a needle or refers to one of those blobs.
     Reads every blob and pack: a forget is rare and must leave no copy."""
-    # lazy: lookups import this module for is_forgotten; the packs load only when forgetting
-    import json
-    import zlib
-
-    from memhooks.store.compact import blob_refs, decode_ref
-    from memhooks.store.packs import PAYLOAD, RAW, REF, pack_lines
-
     needles = [n for n in needles if n]
     hashes = list(content_hashes)
     blobs: set = set()
@@ -226,10 +221,6 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
     """Delete `docs` and what carries their text (see the module docstring) in one
     transaction, then scrub the free pages and WALs. Returns the plan with `hashes` and
     `scrubbed` (whether both WALs were truncated)."""
-    # lazy: the writers only for `memhooks forget`; the lookups import this module for is_forgotten
-    from memhooks.store.connect import transaction
-    from memhooks.store.projections import drop_unused_contexts, forget_hash
-
     now = time.time() if now is None else now
     conn.execute("PRAGMA main.secure_delete = ON")
     conn.execute("PRAGMA journal.secure_delete = ON")
@@ -243,9 +234,6 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
         for chunk in _chunks(hashes):
             conn.execute(f"DELETE FROM document_reads WHERE content_hash IN ({','.join('?' * len(chunk))})",
                          chunk)
-        from memhooks.store.compact import drop_blobs
-        from memhooks.store.packs import rewrite_packs
-
         gone = set(done["events"])
         rewrite_packs(conn, lambda ev: ev["id"] not in gone)  # packed ones come back, then go
         for chunk in _chunks(done["events"]):
@@ -262,9 +250,6 @@ def scrub(conn, attempts: int = 20) -> bool:
     pages gone), then checkpoint each WAL and truncate it to zero bytes. A hook writing at
     that moment holds the journal's WAL briefly: retried for a few seconds. Returns whether
     both WALs were truncated."""
-    # lazy: sqlite3 only for `memhooks forget`; the lookups import this module for is_forgotten
-    import sqlite3
-
     for schema in ("main", "journal"):
         for attempt in range(attempts):
             try:
@@ -289,9 +274,6 @@ def scrub(conn, attempts: int = 20) -> bool:
 def scrub_spool(folders: list[str], found: list[str]) -> list[str]:
     """Delete the spool files (in `folders` and their `failed/`) whose payload carries one of
     `found`; the paths deleted. Spool files are memhooks' own: regular files only."""
-    # lazy: only for `memhooks forget`; the lookups import this module for is_forgotten
-    from memhooks.files import open_regular
-
     gone: list[str] = []
     if not found:
         return gone
@@ -336,9 +318,6 @@ def _read_all(fd: int, limit: int = 64 * 1024 * 1024) -> bytes:
 def _carries(data: bytes, found: list[str]) -> bool:
     """Whether a spool file (a JSON record whose `payload` is the raw payload text) carries
     one of the needles."""
-    # lazy: json stays off the lookups, which import this module for is_forgotten
-    import json
-
     try:
         record = json.loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -364,3 +343,40 @@ def _overwrite(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _brief(doc: dict) -> dict:
+    return {k: doc[k] for k in ("id", "source_tool", "url", "library_id", "title", "bytes")}
+
+
+def run(conn, criteria: Criteria, *, dry_run: bool = False, now: float | None = None,
+        spool_folders: tuple[str, ...] | list[str] = (),
+        review: Callable[[list, dict], None] | None = None,
+        tell_team: Callable[[object], str | None] | None = None) -> dict:
+    """`memhooks forget` as a library call: choose the documents `criteria` name, preview
+    what goes, let `review(docs, preview)` show it (and raise to stop), then forget them,
+    delete the spool files that carry them and let `tell_team(conn)` send the hashes to
+    the team store ('done', None for no team store, or why not yet). Returns the result
+    (`memhooks forget --json`'s keys) plus `docs` (the chosen rows), `forgotten` (how many
+    went) and `spool` (the paths deleted)."""
+    now = time.time() if now is None else now
+    docs = choose(conn, criteria)
+    result: dict = {"dry_run": dry_run, "documents": [_brief(d) for d in docs], "bytes": 0,
+                    "captures": 0, "tier2": 0, "events": 0, "spool_files": 0, "hashes": [],
+                    "wal_truncated": None, "team": None, "docs": docs, "forgotten": 0, "spool": []}
+    if not docs:
+        return result
+    preview = plan(conn, docs)
+    result.update(bytes=preview["bytes"], captures=preview["captures"], tier2=preview["tier2"],
+                  events=len(preview["events"]))
+    if review is not None:
+        review(docs, preview)
+    if dry_run:
+        return result
+    done = forget(conn, docs, now)
+    team = tell_team(conn) if tell_team is not None else None
+    spool = scrub_spool(list(spool_folders), done["needles"])
+    result.update(captures=done["captures"], tier2=done["tier2"], events=len(done["events"]),
+                  spool_files=len(spool), hashes=done["hashes"], wal_truncated=done["scrubbed"],
+                  team=team, forgotten=done["documents"], spool=spool)
+    return result
