@@ -1,12 +1,13 @@
 """The PostToolUse / PostToolUseFailure hook: journal the raw payload first (nothing is lost),
 start the detached ingester, then answer a failed live call from the store when it can
-(memhooks.recall.fallback): one JSON object on stdout, or nothing. Exit 0 always."""
+(memhooks.recall.failure triages, memhooks.recall.fallback answers): one JSON object on stdout, or nothing. Exit 0 always."""
 
 from memhooks.capture.hooks import journal, spawn_ingest, trim_journal
 from memhooks.config import MAX_EVENT_BYTES, db_path
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import hostile, read_stdin
 from memhooks.gate import blocked, hook_project
+from memhooks.recall.failure import suspect
 
 NAME = "post-tool-use"
 
@@ -23,9 +24,11 @@ def _run() -> int:
     if why:
         refuse(NAME, f"{why}: journaled (over the cap: as a stub), no fallback answer")
         return 0
-    from memhooks.recall.fallback import fallback_output
+    payload = suspect(raw)
+    if payload is not None:  # the live call may have failed: the classifier and the store
+        from memhooks.recall.fallback import fallback_payload
 
-    emit(fallback_output(raw, db))
+        emit(fallback_payload(payload, db))
     return 0
 
 

@@ -18,129 +18,45 @@ captured; the stored text is fenced (memhooks.egress). Each fallback is one row 
 
 The decision is bounded by the serve budget (memhooks.recall.budget,
 `MEMHOOKS_SERVE_BUDGET_MS`): past it, nothing is given and the live answer stands. A
-successful answer costs a few string checks: only a short or oddly shaped one loads the
-classifier, and only an error opens the store.
+successful answer costs a few string checks in memhooks.recall.failure: the hook loads this
+module (the classifier, serving and the store) only for a result that may be a failure.
 """
 
 import os
 import time
 
-from memhooks._jsonlite import dumps_str, loads
-from memhooks.recall.served import Served, num, off, q, wrap
+from memhooks import classify as verdict
+from memhooks._jsonlite import dumps_str
+from memhooks.config import project_dir
+from memhooks.recall import cli_version
+from memhooks.recall.budget import budget_deadline, connect_guarded, install
+from memhooks.recall.failure import CHECK, kind_of, response_text, suspect, triage
+from memhooks.recall.serve import classify, decide
+from memhooks.recall.served import Served, num, q, wrap
+from memhooks.store import fallback_log
+from memhooks.store.connect import transaction
+from memhooks.store.sqlite_file import SCHEMA_VERSION
 
 DEFAULT_MAX_AGE_S = 30 * 86400.0
 CONTEXT_MAX_CHARS = 9000  # additionalContext over 10,000 characters goes to a file
-MAX_PAYLOAD = 4 * 1024 * 1024
-# A tool this module can answer has one of these in its raw payload (a byte check first).
-_NAMES = (b"query-docs", b"get-library-docs", b"resolve-library-id", b"web_fetch_exa",
-          b"crawling_exa", b'"WebFetch"')
 
 
 def max_age() -> float:
     return num("MEMHOOKS_FALLBACK_MAX_AGE", DEFAULT_MAX_AGE_S)
 
 
-def kind_of(tool_name) -> str | None:
-    """What a tool is, by its name only (the server check is serve.classify's)."""
-    if tool_name == "WebFetch":
-        return "webfetch"
-    if not isinstance(tool_name, str) or not tool_name.startswith("mcp__") or len(tool_name) > 200:
-        return None
-    tool = tool_name.rsplit("__", 1)[-1]
-    if tool == "resolve-library-id":
-        return "context7-resolve"
-    if tool in ("query-docs", "get-library-docs"):
-        return "context7-docs"
-    if tool in ("web_fetch_exa", "crawling_exa"):
-        return "exa-fetch"
-    return None
-
-
-# ----------------------------------------------------------------------------- is it an error?
-
-def response_text(value, depth: int = 0) -> str:
-    """The text of a tool response in the shapes seen: content blocks, a string (a JSON
-    string of blocks too), `{content: [...]}`, `structuredContent`, WebFetch's `result`."""
-    if depth > 3:
-        return ""
-    if isinstance(value, str):
-        t = value.strip()
-        if t[:1] in ("[", "{") and len(t) <= 256 * 1024:
-            try:
-                inner = loads(t)
-            except (ValueError, RecursionError):
-                return value
-            if isinstance(inner, list) or (isinstance(inner, dict) and (
-                    "content" in inner or "structuredContent" in inner)):
-                got = response_text(inner, depth + 1)
-                return got if got.strip() else value
-        return value
-    if isinstance(value, list):
-        out = []
-        for b in value:
-            if isinstance(b, str):
-                out.append(b)
-            elif isinstance(b, dict) and b.get("type") in ("text", None) and isinstance(b.get("text"), str):
-                out.append(b["text"])
-        return "\n\n".join(out)
-    if isinstance(value, dict):
-        for key in ("content", "structuredContent", "result", "text"):
-            if key in value:
-                return response_text(value[key], depth + 1)
-    return ""
-
-
-def _persisted(text: str) -> bool:
-    """Claude Code's "a large output was saved to a file" note (not an error)."""
-    low = text[:8000].lower()
-    return "<persisted-output>" in low or "output has been saved to" in low or "output saved to" in low
-
-
-def is_error_result(value, depth: int = 0) -> bool:
-    """Whether a tool response is an MCP result marked `isError: true` (as an object, or a
-    JSON string of one)."""
-    if depth > 2:
-        return False
-    if isinstance(value, dict):
-        return value.get("isError") is True or value.get("is_error") is True
-    if isinstance(value, str):
-        t = value.strip()
-        if t[:1] == "{" and '"isError"' in t[:256 * 1024] and len(t) <= 256 * 1024:
-            try:
-                return is_error_result(loads(t), depth + 1)
-            except (ValueError, RecursionError):
-                return False
-    return False
-
-
 def live_error(kind: str, tool_response) -> str | None:
-    """Why a PostToolUse answer is a failure (an error family), or None when it is an answer.
-
-    By what the tool reported, in this order: the MCP result's `isError`; WebFetch's HTTP
-    status (429, 5xx); an empty answer; the tool's own error forms matched whole and anchored
-    (memhooks.classify.live_failure). A no-results answer, or any text with documentation's
-    shape, is an answer whatever words it holds; when unsure, the live answer stays."""
-    if is_error_result(tool_response):
-        return "tool error"
-    text = response_text(tool_response)
-    stripped = text.strip()
-    if kind == "webfetch" and isinstance(tool_response, dict):
-        code = tool_response.get("code")
-        if isinstance(code, int) and not isinstance(code, bool) and (code == 429 or 500 <= code <= 599):
-            return "rate limited" if code == 429 else "http error"
-    if not stripped:
-        return "empty answer"
-    head = stripped[0]
-    # What can only be an answer, told without the classifier: a long text that is no HTML
-    # or JSON (no error form is that long), docs with a code block, a resolve answer listing
-    # a library, a large output saved to a file.
-    if head not in "{[<" and (len(stripped) > 4096 or _persisted(stripped) or "```" in stripped or (
-            kind == "context7-resolve" and "context7-compatible library id:" in stripped.lower())):
-        return None
-    from memhooks import classify as c  # lazy: `re`, `json` only for a short or odd answer
-
-    reason = c.live_failure(stripped)
-    if reason is None and kind == "exa-fetch" and c.empty_fetch(stripped):
+    """Why a PostToolUse answer is a failure (an error family), or None when it is an answer:
+    memhooks.recall.failure's triage, then the tools' own error forms matched whole and
+    anchored (memhooks.classify.live_failure) for what triage cannot tell. A no-results
+    answer, or any text with documentation's shape, is an answer whatever words it holds;
+    when unsure, the live answer stays."""
+    reason = triage(kind, tool_response)
+    if reason != CHECK:
+        return reason
+    stripped = response_text(tool_response).strip()
+    reason = verdict.live_failure(stripped)
+    if reason is None and kind == "exa-fetch" and verdict.empty_fetch(stripped):
         reason = "empty answer"
     return reason
 
@@ -213,9 +129,6 @@ def hook_json(event: str, field: str, value) -> str:
 def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | None:
     """The hook's stdout (one JSON object) for one PostToolUse / PostToolUseFailure payload,
     or None. Records the fallback it gives."""
-    # lazy: hot path (PostToolUse, -I -S): the store and serve code load only for a live error worth a fallback
-    from memhooks.recall import cli_version
-
     now = time.time() if now is None else now
     event, tool_name = payload.get("hook_event_name"), payload.get("tool_name")
     kind = kind_of(tool_name)
@@ -232,11 +145,6 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
         live = response_text(payload.get("tool_response"))
     if reason is None or not os.path.isfile(db):
         return None
-    from memhooks.config import project_dir
-    from memhooks.recall.budget import budget_deadline, connect_guarded, install
-    from memhooks.recall.serve import classify, decide
-    from memhooks.store.sqlite_file import SCHEMA_VERSION
-
     if classify(tool_name, switches=False) != kind:
         return None  # not a Context7 / EXA server by its name
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
@@ -256,9 +164,6 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
         value = text if field == cli_version.CONTEXT else replacement(kind, payload.get("tool_response"), text)
         out = hook_json(event, field, value)
         install(conn, deadline)  # the write stops at the budget too
-        from memhooks.store import fallback_log
-        from memhooks.store.connect import transaction
-
         with transaction(conn):
             fallback_log.record(conn, tool=kind, tool_name=tool_name, project=project,
                                 session_id=session, library_id=served.library_id, reason=reason,
@@ -271,12 +176,6 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
 
 
 def fallback_output(raw: bytes, db: str) -> str | None:
-    """The PostToolUse hook's answer for its raw stdin: one JSON object, or None. Cheap when
-    there is nothing to do: a byte check for the tools it answers, then one JSON parse."""
-    if off("MEMHOOKS_FALLBACK") or len(raw) > MAX_PAYLOAD or not any(n in raw for n in _NAMES):
-        return None
-    try:
-        payload = loads(raw.decode("utf-8", "replace"))
-    except (ValueError, RecursionError):
-        return None
-    return fallback_payload(payload, db) if isinstance(payload, dict) else None
+    """The PostToolUse hook's answer for its raw stdin: one JSON object, or None."""
+    payload = suspect(raw)
+    return fallback_payload(payload, db) if payload is not None else None
