@@ -18,6 +18,7 @@ import os
 import sqlite3
 
 from memhooks.config import db_path, journal_path
+from memhooks.store import health
 from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import (
@@ -41,8 +42,6 @@ def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True)
     try:
         return _connect(path, migrate)
     except sqlite3.DatabaseError as exc:
-        from memhooks.store import health
-
         if not heal or not health.is_corruption(exc):
             raise
         # Healed here, or by another process meanwhile (the files are not the same ones).
@@ -100,8 +99,6 @@ def connect_journal(db: str | None = None) -> sqlite3.Connection:
                 raise
             return conn
         except sqlite3.DatabaseError as exc:
-            from memhooks.store import health
-
             if healed or not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
                 raise
     raise AssertionError("unreachable")

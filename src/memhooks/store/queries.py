@@ -151,9 +151,6 @@ RETRY_KEY = "context7.retry_after"  # api_state key of the Context7 API backoff
 def api_retry_row(conn):
     """The Context7 API's backoff row (value, until), or None (none, or a store without the
     table)."""
-    # lazy: hot-path module (-I -S): sqlite3's error types only when the API state is read
-    import sqlite3
-
     try:
         return api_state(conn, RETRY_KEY)
     except sqlite3.Error:  # a store without the table: no backoff
