@@ -195,7 +195,7 @@ def test_a_reindex_keeps_the_later_fetch_when_a_pack_rounds_its_time(store):
 
 
 def test_a_packed_event_keeps_its_tool_use_id_whole(store):
-    from memhooks.store import packs, queries
+    from memhooks.store import packs
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -206,13 +206,13 @@ def test_a_packed_event_keeps_its_tool_use_id_whole(store):
     text = packs._decompress(data).decode("utf-8")
     assert all(f"toolu_{i:06d}" in text for i in range(4)) and '"#' not in text
     with closing(connect(str(store))) as conn:
-        assert queries.tool_use_ids(conn, "whole") == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(5)}
+        assert packs.tool_use_ids(conn, "whole") == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(5)}
 
 
 def test_a_pack_written_with_digest_ids_still_answers_and_reindexes(store):
     """Packs written by earlier versions hold 48-bit digests of the tool_use ids: the
     transcript import still finds those calls, and a reindex gives the same projections."""
-    from memhooks.store import packs, queries
+    from memhooks.store import packs
     from memhooks.store.connect import connect
 
     ingest(store)
@@ -227,7 +227,7 @@ def test_a_pack_written_with_digest_ids_still_answers_and_reindexes(store):
         conn.execute("UPDATE event_packs SET data = ? WHERE id = ?", (packs._compress(text.encode()), pack))
     before = snapshot(store)
     with closing(connect(str(store))) as conn:
-        assert queries.tool_use_ids(conn, "old") == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(6)}
+        assert packs.tool_use_ids(conn, "old") == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(6)}
     reindex(store)
     assert snapshot(store) == before
 
@@ -292,7 +292,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
     ingest(store)
     pack_all(store)
     with closing(connect(str(store))) as conn:
-        ids = queries.tool_use_ids(conn, "sess-a")
+        ids = packs.tool_use_ids(conn, "sess-a")
         states = {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)}
         counts = queries.journal_counts(conn, time.time())
     assert ids == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(30)}
@@ -302,7 +302,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
 def test_packed_events_can_be_dropped_by_a_rule(store):
     """packs.rewrite_packs (for `forget`): the events a rule drops leave the packs; the rest
     stay, and reindex rebuilds from them only."""
-    from memhooks.store import packs, queries
+    from memhooks.store import packs
     from memhooks.store.connect import connect
     from memhooks.store.sqlite_file import transaction
 
@@ -314,8 +314,8 @@ def test_packed_events_can_be_dropped_by_a_rule(store):
     with closing(connect(str(store))) as conn:
         with transaction(conn):
             assert packs.rewrite_packs(conn, lambda ev: ev["session_id"] != "drop") == 10
-        assert queries.tool_use_ids(conn, "drop") == set()
-        assert len(queries.tool_use_ids(conn, "keep")) == 10
+        assert packs.tool_use_ids(conn, "drop") == set()
+        assert len(packs.tool_use_ids(conn, "keep")) == 10
         packs.pack_settled(conn, min_events=1)
     reindex(store)
     assert db_rows(store, "SELECT count(*) FROM captures") == [(10,)]

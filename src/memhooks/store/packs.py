@@ -9,7 +9,6 @@ import base64
 import hashlib
 import json
 import lzma
-import sqlite3
 import time
 import zlib
 
@@ -21,6 +20,7 @@ from memhooks.store.compact import (
     link_documents,
     store_blobs,
 )
+from memhooks.store.queries import packed_states as packed_states  # (read with the packs)
 from memhooks.store.sqlite_file import transaction
 
 # A pack is one xz block of up to PACK_EVENTS settled events, written in one transaction:
@@ -265,14 +265,6 @@ def take_pending_pack(conn) -> int | None:
         return top
 
 
-def packed_states(conn) -> dict:
-    """{state: packed events} (pack_tally); {} for a journal not migrated yet (read-only)."""
-    try:
-        return dict(conn.execute("SELECT state, sum(n) FROM pack_tally GROUP BY state").fetchall())
-    except sqlite3.OperationalError:
-        return {}
-
-
 def pending_packs(conn) -> bool:
     return conn.execute("SELECT 1 FROM event_packs WHERE pending = 1 LIMIT 1").fetchone() is not None
 
@@ -297,6 +289,15 @@ def session_tool_use_ids(conn, session_id: str) -> set:
             del _session_cache[next(iter(_session_cache))]
         out |= by_session.get(session_id, set())
     return out
+
+
+def tool_use_ids(conn, session_id: str) -> set:
+    """The tool_use ids journaled for one session, whatever their state, as digests (the
+    form packs written by earlier versions keep: tool_use_digest). Used to import a transcript's tool
+    calls once, and not the ones a live hook already journaled."""
+    return {tool_use_digest(r[0]) for r in conn.execute(
+        "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
+        (session_id,)) if isinstance(r[0], str)} | session_tool_use_ids(conn, session_id)
 
 
 _SESSION_CACHE = 8
