@@ -30,7 +30,7 @@ import zlib
 
 from memhooks.config import db_path, journal_path
 from memhooks.log import log_error, log_exception
-from memhooks.store.journal import mark_restart, requeue_derived
+from memhooks.store.journal import mark_restart, requeue_derived, requeue_packs
 from memhooks.store.sqlite_file import closing, connect_reader, ensure_journal_schema, not_regular, open_file
 
 SQLITE_CORRUPT = 11
@@ -219,9 +219,6 @@ def _restart_ids(jpath: str) -> int | None:
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
-    # lazy: the packs (hashlib, lzma) stay off the capture hook, which imports health
-    from memhooks.store.packs import requeue_packs
-
     with closing(open_file(journal_path(db))) as conn:
         ensure_journal_schema(conn, "main")
         return requeue_derived(conn) + requeue_packs(conn)

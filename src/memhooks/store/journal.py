@@ -103,6 +103,14 @@ def requeue_derived(conn) -> int:
     ).rowcount
 
 
+def requeue_packs(conn) -> int:
+    """Every pack to be projected again by the next ingest (a reindex, a heal). Returns how
+    many events they hold."""
+    events = conn.execute("SELECT coalesce(sum(events), 0) FROM event_packs WHERE pending = 0").fetchone()[0]
+    conn.execute("UPDATE event_packs SET pending = 1 WHERE pending = 0")
+    return events
+
+
 def mark_restart(conn, now: float) -> int:
     """The first event of a journal restarted after damage, its id past any id the old one
     can have had (ms since the epoch), so captures that point at old events never meet a

@@ -20,6 +20,7 @@ from memhooks.store.compact import (
     link_documents,
     store_blobs,
 )
+from memhooks.store.journal import requeue_packs as requeue_packs  # (a reindex asks the packs)
 from memhooks.store.queries import packed_states as packed_states  # (read with the packs)
 from memhooks.store.sqlite_file import transaction
 
@@ -238,14 +239,6 @@ def unpack(conn, pack: int, *, requeue: bool) -> int:
                      f" VALUES ({', '.join('?' * len(COLUMNS))})", rows)
     drop_pack(conn, pack)
     return len(rows)
-
-
-def requeue_packs(conn) -> int:
-    """Every pack to be projected again by the next ingest (a reindex, a heal). Returns how
-    many events they hold."""
-    events = conn.execute("SELECT coalesce(sum(events), 0) FROM event_packs WHERE pending = 0").fetchone()[0]
-    conn.execute("UPDATE event_packs SET pending = 1 WHERE pending = 0")
-    return events
 
 
 def take_pending_pack(conn) -> int | None:

@@ -365,13 +365,9 @@ def clear_derived(conn) -> None:
 
 
 def rebuild_fts(conn) -> None:
-    """Rebuild the documents' full-text index from the documents table (cold paths only:
-    sqlite-utils). Inside the caller's transaction (sqlite-utils nests a savepoint)."""
-    # lazy: sqlite-utils (third-party, heavy) only for a reindex; never on a hot path
-    import sqlite_utils
-
-    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-    db.table("documents_fts").rebuild_fts()
+    """Rebuild the documents' full-text index from the documents table (FTS5's `rebuild`
+    command, as sqlite-utils' rebuild_fts sends it). Inside the caller's transaction."""
+    conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
 
 
 def restore_access(conn) -> None:
