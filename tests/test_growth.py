@@ -156,27 +156,21 @@ def test_packs_hold_settled_events_and_reindex_rebuilds_the_same(store):
     assert db_rows(store, "SELECT min(id) FROM events")[0][0] > top
 
 
-def test_small_packs_merge_into_full_ones(store, monkeypatch):
-    from memhooks.store import packs, queries, stats_queries
-    from memhooks.store.connect import connect
+def test_packs_hold_at_most_pack_events_each_and_are_never_merged(store, monkeypatch):
+    from memhooks.store import packs
 
+    monkeypatch.setattr(packs, "PACK_EVENTS", 50)
     ingest(store)
-    for k in range(6):
+    for k in range(3):
         journal(store, [query_docs(k * 40 + i, prose(i, 2000), session=f"m{k}") for i in range(40)])
         ingest(store)
         pack_all(store)
-    assert db_rows(store, "SELECT count(*) FROM event_packs") == [(6,)]
+    sizes = [r[0] for r in db_rows(store, "SELECT events FROM event_packs ORDER BY first_id")]
+    assert sum(sizes) == 119 and max(sizes) <= 50 and len(sizes) >= 3, sizes
     before = snapshot(store)
-    monkeypatch.setattr(packs, "PACK_EVENTS", 250)  # a step of 50: every pack is small
-    with closing(connect(str(store))) as conn:
-        assert packs.merge_packs(conn) == 6  # one run of the six packs
-        # a packed event keeps a digest of its tool_use id, which the transcript import compares
-        assert queries.tool_use_ids(conn, "m4") == {packs.tool_use_digest(f"toolu_{160 + i:06d}")
-                                                     for i in range(40)}
-        assert {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)} == {"done": 240}
-    assert db_rows(store, "SELECT events FROM event_packs ORDER BY first_id") == [(239,)]
     reindex(store)
     assert snapshot(store) == before
+
 
 
 def test_a_reindex_keeps_the_later_fetch_when_a_pack_rounds_its_time(store):
@@ -200,77 +194,43 @@ def test_a_reindex_keeps_the_later_fetch_when_a_pack_rounds_its_time(store):
     assert snapshot(store)["tier2"] == before
 
 
-def test_open_packs_grow_in_steps_within_the_bytes_bound(store, monkeypatch):
-    """Small packs are merged into the open pack once they hold a fifth of PACK_EVENTS, so
-    it grows in steps and never past PACK_EVENTS; a run stops at MERGE_BYTES of compressed
-    data; reindex rebuilds the same from the merged packs."""
+def test_a_packed_event_keeps_its_tool_use_id_whole(store):
     from memhooks.store import packs
     from memhooks.store.connect import connect
 
-    monkeypatch.setattr(packs, "PACK_EVENTS", 50)  # a step of 10 events
     ingest(store)
-    seen = []
-    for k in range(16):
-        journal(store, [query_docs(k * 5 + i, prose(i, 2000), session=f"g{k}") for i in range(5)])
-        ingest(store)
-        pack_all(store)
-        with closing(connect(str(store))) as conn:
-            packs.merge_packs(conn)
-        seen.append([n for (n,) in db_rows(store, "SELECT events FROM event_packs ORDER BY first_id")])
-    assert all(n <= 50 for sizes in seen for n in sizes)
-    # the open pack takes the small ones once they hold 10 events, until no more fit
-    assert [sizes[0] for sizes in seen] == [4, 4, 14, 14, 24, 24, 34, 34, 44, 44] + [49] * 6
-    assert seen[-1] == [49, 30] and sum(seen[-1]) == 79
-    assert all(len(sizes) <= 3 for sizes in seen)  # small packs never pile up
-    before = snapshot(store)
-    # with a bytes bound below two packs, nothing is merged
-    journal(store, [query_docs(900 + i, prose(i, 2000), session="late") for i in range(5)])
+    journal(store, [query_docs(i, prose(i, 1500), session="whole") for i in range(5)])
     ingest(store)
     pack_all(store)
-    smallest = db_rows(store, "SELECT min(length(data)) FROM event_packs")[0][0]
-    monkeypatch.setattr(packs, "MERGE_BYTES", smallest)
-    n = db_rows(store, "SELECT count(*) FROM event_packs")[0][0]
+    [(data,)] = db_rows(store, "SELECT data FROM event_packs")
+    text = packs._decompress(data).decode("utf-8")
+    assert all(f"toolu_{i:06d}" in text for i in range(4)) and '"#' not in text
     with closing(connect(str(store))) as conn:
-        assert packs.merge_packs(conn) == 0
-    assert db_rows(store, "SELECT count(*) FROM event_packs")[0][0] == n
-    reindex(store)
-    after = snapshot(store)
-    assert after["docs"] >= before["docs"] and after["tier2"] >= before["tier2"]
+        assert packs.tool_use_ids(conn, "whole") == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(5)}
 
 
-def test_a_merge_gives_up_when_a_pack_changes_while_it_compresses(store, monkeypatch):
-    """A merge compresses outside any transaction (hooks keep journaling); a reindex that
-    marks one of its packs meanwhile makes it give up, leaving every pack as it was."""
+def test_a_pack_written_with_digest_ids_still_answers_and_reindexes(store):
+    """Packs written by earlier versions hold 48-bit digests of the tool_use ids: the
+    transcript import still finds those calls, and a reindex gives the same projections."""
     from memhooks.store import packs
     from memhooks.store.connect import connect
 
     ingest(store)
-    for k in range(3):
-        journal(store, [query_docs(k * 10 + i, prose(i, 2000), session=f"c{k}") for i in range(10)])
-        ingest(store)
-        pack_all(store)
-    before = db_rows(store, "SELECT id, first_id, events FROM event_packs ORDER BY id")
-    monkeypatch.setattr(packs, "PACK_EVENTS", 100)
-    compress = packs._compress
-
-    def marked_meanwhile(data, **kw):
-        with closing(connect(str(store))) as other:
-            other.execute("UPDATE event_packs SET pending = 1 WHERE id = ?", (before[1][0],))
-        return compress(data, **kw)
-
-    monkeypatch.setattr(packs, "_compress", marked_meanwhile)
+    journal(store, [query_docs(i, prose(i, 1500), session="old") for i in range(6)])
+    ingest(store)
+    pack_all(store)
+    [(pack, data)] = db_rows(store, "SELECT id, data FROM event_packs")
+    text = packs._decompress(data).decode("utf-8")
+    for i in range(5):
+        text = text.replace(f"toolu_{i:06d}", packs.tool_use_digest(f"toolu_{i:06d}"))
+    with closing(sqlite3.connect(journal_file(store))) as conn, conn:
+        conn.execute("UPDATE event_packs SET data = ? WHERE id = ?", (packs._compress(text.encode()), pack))
+    before = snapshot(store)
     with closing(connect(str(store))) as conn:
-        assert packs.merge_packs(conn) == 0
-    assert db_rows(store, "SELECT id, first_id, events FROM event_packs ORDER BY id") == before
+        assert packs.tool_use_ids(conn, "old") == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(6)}
+    reindex(store)
+    assert snapshot(store) == before
 
-
-def test_a_repacked_event_keeps_its_digest():
-    from memhooks.store.packs import tool_use_digest
-
-    digest = tool_use_digest("toolu_01ZsxnTSWsbCBpWUedoB6SJ9")
-    assert digest.startswith("#") and len(digest) == 9
-    assert tool_use_digest(digest) == digest
-    assert tool_use_digest("toolu_01ZsxnTSWsbCBpWUedoB6SJ8") != digest
 
 
 def test_a_heal_projects_packed_events_again(store):
@@ -332,7 +292,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
     ingest(store)
     pack_all(store)
     with closing(connect(str(store))) as conn:
-        ids = queries.tool_use_ids(conn, "sess-a")
+        ids = packs.tool_use_ids(conn, "sess-a")
         states = {r["state"]: r["count"] for r in stats_queries.stats_events_by_state(conn, None)}
         counts = queries.journal_counts(conn, time.time())
     assert ids == {packs.tool_use_digest(f"toolu_{i:06d}") for i in range(30)}
@@ -342,7 +302,7 @@ def test_packed_events_count_in_stats_and_the_transcript_import(store):
 def test_packed_events_can_be_dropped_by_a_rule(store):
     """packs.rewrite_packs (for `forget`): the events a rule drops leave the packs; the rest
     stay, and reindex rebuilds from them only."""
-    from memhooks.store import packs, queries
+    from memhooks.store import packs
     from memhooks.store.connect import connect
     from memhooks.store.sqlite_file import transaction
 
@@ -354,8 +314,8 @@ def test_packed_events_can_be_dropped_by_a_rule(store):
     with closing(connect(str(store))) as conn:
         with transaction(conn):
             assert packs.rewrite_packs(conn, lambda ev: ev["session_id"] != "drop") == 10
-        assert queries.tool_use_ids(conn, "drop") == set()
-        assert len(queries.tool_use_ids(conn, "keep")) == 10
+        assert packs.tool_use_ids(conn, "drop") == set()
+        assert len(packs.tool_use_ids(conn, "keep")) == 10
         packs.pack_settled(conn, min_events=1)
     reindex(store)
     assert db_rows(store, "SELECT count(*) FROM captures") == [(10,)]

@@ -24,8 +24,8 @@ from memhooks.config import MAX_EVENT_BYTES, canonical_path, db_path, journal_pa
 from memhooks.ingest.pipeline import ingest_pending, open_reader
 from memhooks.store.connect import transaction
 from memhooks.store.journal import append
-from memhooks.store.packs import tool_use_digest
-from memhooks.store.queries import journal_readable, tool_use_ids
+from memhooks.store.packs import tool_use_digest, tool_use_ids
+from memhooks.store.queries import journal_readable
 from memhooks.store.sqlite_file import connect_reader
 
 BATCH_CALLS = 200

@@ -8,15 +8,14 @@ memhooks.entry.session_start.
 import sqlite3
 
 from memhooks.capture.payload import metadata_only, prepare, tool_name_of
-from memhooks.config import journal_path, project_dir
+from memhooks.config import project_dir
 from memhooks.detach import spawn_ingest as _spawn
 from memhooks.log import log_error, log_exception
 from memhooks.store import health
-from memhooks.store.connect import connect_journal
+from memhooks.store.connect import closing, connect_journal
 from memhooks.store.journal import METADATA_ONLY, TOOL_HOOKS, append, spool, spool_waiting
 from memhooks.store.queries import has_pending
 from memhooks.store.reads import Taken
-from memhooks.store.sqlite_file import trim_wal
 
 
 def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
@@ -45,7 +44,7 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
                 if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
                     raise
                 continue
-            _leave_open(conn)
+            conn.close()  # the last connection's close checkpoints the WAL and removes it
             return event_id
         return None
     except Exception:  # noqa: BLE001 - locked/corrupt/read-only/full journal: the event is spooled
@@ -63,43 +62,15 @@ def journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None
     return _journal(db, raw, total, hook_event_name)
 
 
-_LEFT_OPEN: list = []
-
-
-def _leave_open(conn) -> None:
-    """Keep the journal connection of a hook that is about to end (memhooks._launch._leave
-    exits without the interpreter's teardown). The event is committed; what closing would
-    add is the last connection's WAL checkpoint: two fsyncs and the removal of the -wal and
-    -shm files, which the next hook then creates again (two more fsyncs): ~4 ms of a ~20 ms
-    hook. The ingester this hook starts checkpoints when it closes; a process that ends
-    without closing is a case SQLite is built for (the WAL is the commit). When no ingester
-    is started, trim_journal keeps the WAL small instead."""
-    _LEFT_OPEN.append(conn)
-
-
-def trim_journal(db: str) -> None:
-    """No ingester was started (none needed, one running already, or MEMHOOKS_NO_SPAWN): a
-    journal WAL past HOOK_WAL_BYTES is checkpointed and truncated by this hook (store.
-    sqlite_file.trim_wal), or the hooks after it would each re-read it whole."""
-    if not _LEFT_OPEN:
-        return
-    try:
-        trim_wal(_LEFT_OPEN[-1], journal_path(db))
-    except (sqlite3.Error, OSError):  # the event is committed; a later hook or the ingester trims
-        pass
-
-
-_trim_journal = trim_journal
-
-
 def other_work(db: str, event_id: int | None) -> bool:
     """Whether an ingester has anything to do beyond SessionStart events (this one and
     earlier ones add no answer and wait for the next ingest): other pending events, a reads
     log to fold, spooled events. A session that answered from tier1 then starts no process."""
-    if event_id is None or not _LEFT_OPEN or Taken(db).pending() or spool_waiting(db):
+    if event_id is None or Taken(db).pending() or spool_waiting(db):
         return True
     try:
-        return has_pending(_LEFT_OPEN[-1], besides=event_id, answers_only=True)
+        with closing(connect_journal(db)) as conn:
+            return has_pending(conn, besides=event_id, answers_only=True)
     except sqlite3.Error:  # when in doubt, ingest
         return True
 

@@ -2,7 +2,7 @@
 start the detached ingester, then answer a failed live call from the store when it can
 (memhooks.recall.failure triages, memhooks.recall.fallback answers): one JSON object on stdout, or nothing. Exit 0 always."""
 
-from memhooks.capture.hooks import journal, spawn_ingest, trim_journal
+from memhooks.capture.hooks import journal, spawn_ingest
 from memhooks.config import MAX_EVENT_BYTES, db_path
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import hostile, read_stdin
@@ -18,8 +18,7 @@ def _run() -> int:
     if blocked(db, hook_project(raw)):
         return 0  # excluded or paused: nothing journaled
     journal(db, raw, total, "PostToolUse")
-    if not spawn_ingest(db):
-        trim_journal(db)
+    spawn_ingest(db)
     why = hostile(raw, total, MAX_EVENT_BYTES)
     if why:
         refuse(NAME, f"{why}: journaled (over the cap: as a stub), no fallback answer")

@@ -10,7 +10,7 @@ when there is work for one besides this event.
 import os
 import sys
 
-from memhooks.capture.hooks import journal, other_work, spawn_ingest, trim_journal
+from memhooks.capture.hooks import journal, other_work, spawn_ingest
 from memhooks.config import ENTRY, MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.entry._boundary import emit, guard
 from memhooks.entry._input import read_stdin
@@ -127,11 +127,9 @@ def _answer(after_warm, said: dict) -> None:
     out = fast_output(db, project)
     if out is None:
         out = _warm_output(db, project, after_warm)
-        started = spawn_ingest(db)
-    else:
-        started = other_work(db, event_id) and spawn_ingest(db)
-    if not started:
-        trim_journal(db)
+        spawn_ingest(db)
+    elif other_work(db, event_id):
+        spawn_ingest(db)
     if out is None:  # the warm ran out of time or could not run: say what is cached
 
         out = status_output(db, project)

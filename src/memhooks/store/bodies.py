@@ -9,6 +9,7 @@ text. A tool that opens the file without it can read every other column; `memhoo
 """
 
 import sqlite3
+import zlib
 
 
 def add_functions(conn: sqlite3.Connection) -> None:
@@ -21,9 +22,6 @@ def add_functions(conn: sqlite3.Connection) -> None:
 def document_body(text: str) -> bytes:
     """What `documents.body` keeps of a text: its UTF-8 bytes, zlib-compressed (documentation
     compresses about 3x; a store keeps each text once, so this is most of its size)."""
-    # lazy: zlib only when a text is stored or read, not for a lookup of tier1
-    import zlib
-
     return zlib.compress(text.encode("utf-8"), 6)
 
 
@@ -32,9 +30,6 @@ def document_text(body) -> str | None:
     decompress reads as empty text (SQL would otherwise fail the whole statement)."""
     if body is None or isinstance(body, str):
         return body
-    # lazy: zlib only when a text is stored or read, not for a lookup of tier1
-    import zlib
-
     try:
         return zlib.decompress(body).decode("utf-8", "replace")
     except (zlib.error, TypeError, ValueError, MemoryError):
@@ -48,9 +43,6 @@ def document_head(body, limit) -> bytes:
         return b""
     if isinstance(body, str):
         return body.encode("utf-8")[:limit]
-    # lazy: zlib only when a text is stored or read, not for a lookup of tier1
-    import zlib
-
     try:
         return zlib.decompressobj().decompress(body, limit)
     except (zlib.error, TypeError, ValueError, MemoryError):

@@ -8,13 +8,12 @@ Both steps are lossless: a payload comes back as the same JSON value (not the sa
   a reference: the event with `{"memhooks_blob": "<sha256>"}` in each such place, as a
   BLOB (zlib of its JSON; a hook only ever journals text, so that storage class marks a
   payload as ours). So the first event of a content keeps it, and a repeat is a small row:
-  time, session, tool, tool_input, tool_use_id (once packed, a 48-bit digest of it) and the
-  hashes. `blob_docs` says which documents each blob gave (by content_hash), so a pruned
+  time, session, tool, tool_input, tool_use_id and the hashes. `blob_docs` says which documents each blob gave (by content_hash), so a pruned
   or forgotten document's raw body can go too; the references to it stay, and project
   nothing any more (`skipped`, PRUNED).
 - Packs. Settled events below the first pending one are moved out of `events` into
-  `event_packs`: up to PACK_EVENTS rows as JSON lines, xz-compressed together (a repeat
-  then costs tens of bytes). The row with the highest id stays in `events` (new ids
+  `event_packs`: up to 1,000 rows as JSON lines, xz-compressed together at one preset (a
+  repeat then costs tens of bytes); packs are never merged. The row with the highest id stays in `events` (new ids
   continue after it). `pack_sessions` lists each pack's sessions (the transcript import
   asks which tool calls a session journaled) and `pack_tally` counts its events by
   project, state and reason (the stats).

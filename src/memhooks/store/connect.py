@@ -17,16 +17,17 @@ replaced (see memhooks.store.health): the projections are rebuilt from the journ
 import os
 import sqlite3
 
+from memhooks.config import db_path, journal_path
+from memhooks.store import health
 from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
 from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import (
     ensure_journal_schema,
     ensure_wal,
-    file_header,
     fresh_file,
-    is_wal_header,
     open_file,
     prepare_file,
+    tune,
 )
 from memhooks.store.sqlite_file import is_current as is_current
 from memhooks.store.sqlite_file import transaction as transaction  # and write with it
@@ -35,18 +36,12 @@ from memhooks.store.sqlite_file import transaction as transaction  # and write w
 def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True) -> sqlite3.Connection:
     """Open (and create) the store with its journal attached. Autocommit mode: use
     `transaction()` to write. A damaged file is moved aside and replaced, once."""
-    # lazy: hot-path module (here and below): config loads when a store is opened, health
-    # only to heal a damaged file, the migration runner (sqlite-utils) only to migrate.
     if path is None:
-        from memhooks.config import db_path
-
         path = db_path()
     before = _identity(path)
     try:
         return _connect(path, migrate)
     except sqlite3.DatabaseError as exc:
-        from memhooks.store import health
-
         if not heal or not health.is_corruption(exc):
             raise
         # Healed here, or by another process meanwhile (the files are not the same ones).
@@ -56,9 +51,6 @@ def connect(path: str | None = None, *, migrate: bool = True, heal: bool = True)
 
 
 def _identity(path: str) -> tuple:
-    # lazy: see connect()
-    from memhooks.config import journal_path
-
     out: list[tuple[int, int] | None] = []
     for p in (path, journal_path(path)):
         try:
@@ -70,21 +62,17 @@ def _identity(path: str) -> tuple:
 
 
 def _connect(path: str, migrate: bool) -> sqlite3.Connection:
-    # lazy: see connect()
-    from memhooks.config import journal_path
-
     conn = open_file(path)
     try:
         conn.execute("PRAGMA foreign_keys = ON")
         jpath = journal_path(path)
         prepare_file(jpath)
-        head = file_header(jpath)
+        fresh = os.path.getsize(jpath) == 0
         conn.execute("ATTACH DATABASE ? AS journal", (jpath,))
-        if not head:
+        if fresh:
             fresh_file(conn, "journal", journal=True)
-        if not is_wal_header(head):
-            ensure_wal(conn, "journal")
-        conn.execute("PRAGMA journal.synchronous = NORMAL")
+        ensure_wal(conn, "journal")
+        tune(conn, "journal")
         # Ingestion rewrites payloads (re-redacted, or cut to metadata): the old bytes are
         # zeroed, not left in free pages.
         conn.execute("PRAGMA journal.secure_delete = ON")
@@ -100,9 +88,6 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
 def connect_journal(db: str | None = None) -> sqlite3.Connection:
     """The journal alone (the capture hook's one insert). A damaged journal is moved
     aside and capture goes on in a fresh one."""
-    # lazy: see connect()
-    from memhooks.config import db_path, journal_path
-
     path = journal_path(db or db_path())
     for healed in (False, True):
         try:
@@ -114,8 +99,6 @@ def connect_journal(db: str | None = None) -> sqlite3.Connection:
                 raise
             return conn
         except sqlite3.DatabaseError as exc:
-            from memhooks.store import health
-
             if healed or not health.is_corruption(exc) or not health.heal_journal(db or db_path(), str(exc)):
                 raise
     raise AssertionError("unreachable")

@@ -21,8 +21,17 @@ JSON line in `<db>.health.jsonl`, which `memhooks doctor` reports.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import sqlite3
 import time
+import zlib
+
+from memhooks.config import db_path, journal_path
+from memhooks.log import log_error, log_exception
+from memhooks.store.journal import mark_restart, requeue_derived, requeue_packs
+from memhooks.store.sqlite_file import closing, connect_reader, ensure_journal_schema, not_regular, open_file
 
 SQLITE_CORRUPT = 11
 SQLITE_NOTADB = 26
@@ -43,10 +52,7 @@ def quick_check(path: str) -> str | None:
     """None when `path` (missing or empty counts as fine) passes PRAGMA quick_check,
     else what is wrong (a directory or another non-file in its place, too). Read-only;
     never raises."""
-    # lazy: sqlite3 and the store modules only when a store is checked (hot paths import health)
-    import sqlite3
 
-    from memhooks.store.sqlite_file import not_regular
 
     kind = not_regular(path)
     if kind is not None:
@@ -57,7 +63,6 @@ def quick_check(path: str) -> str | None:
     except OSError:
         return None
     try:
-        from memhooks.store.sqlite_file import connect_reader
 
         conn = connect_reader(path, timeout=5)
     except sqlite3.Error as exc:
@@ -101,8 +106,6 @@ def move_aside(path: str) -> str | None:
 
 
 def record(db: str, **incident) -> None:
-    # lazy: json only when an incident is written
-    import json
 
     incident.setdefault("at", time.time())
     try:
@@ -116,8 +119,6 @@ def record(db: str, **incident) -> None:
 
 
 def incidents(db: str) -> list[dict]:
-    # lazy: json only when incidents are read
-    import json
 
     out = []
     try:
@@ -136,8 +137,6 @@ def incidents(db: str) -> list[dict]:
 
 def _locked(db: str):
     """An exclusive lock for healing, so two processes never move the same file twice."""
-    # lazy: fcntl only when healing
-    import fcntl
 
     fd = os.open(db + ".heal.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -147,8 +146,6 @@ def _locked(db: str):
 def heal(db: str, seen: str = "") -> bool:
     """Check both files; move a damaged one aside. True when something was moved (the
     caller may retry). Never raises."""
-    # lazy: logging and config only when healing
-    from memhooks.log import log_error
 
     try:
         fd = _locked(db)
@@ -156,7 +153,6 @@ def heal(db: str, seen: str = "") -> bool:
         return False
     try:
         moved = False
-        from memhooks.config import journal_path
 
         jpath = journal_path(db)
         jbad = quick_check(jpath)
@@ -175,7 +171,6 @@ def heal(db: str, seen: str = "") -> bool:
                        events_reset=reset, reset_s=round(time.time() - t0, 3))
         return moved
     except Exception:  # noqa: BLE001 - healing never breaks the hook that asked; logged
-        from memhooks.log import log_exception
 
         log_exception("heal")
         return False
@@ -189,8 +184,6 @@ def heal_journal(db: str, seen: str = "") -> bool:
     except OSError:
         return False
     try:
-        # lazy: config only when healing
-        from memhooks.config import journal_path
 
         bad = quick_check(journal_path(db))
         return _heal_journal_locked(db, bad) if bad else False
@@ -199,9 +192,6 @@ def heal_journal(db: str, seen: str = "") -> bool:
 
 
 def _heal_journal_locked(db: str, bad: str) -> bool:
-    # lazy: config and logging only when healing
-    from memhooks.config import journal_path
-    from memhooks.log import log_error
 
     jpath = journal_path(db)
     target = move_aside(jpath)
@@ -218,9 +208,6 @@ def _restart_ids(jpath: str) -> int | None:
     """A fresh journal whose ids start past any id the old one can have had (ms since
     the epoch), so captures that point at old events never meet a new one."""
     try:
-        # lazy: the journal modules only when a damaged journal is replaced
-        from memhooks.store.journal import mark_restart
-        from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
 
         with closing(open_file(jpath)) as conn:
             ensure_journal_schema(conn, "main")
@@ -232,12 +219,6 @@ def _restart_ids(jpath: str) -> int | None:
 def _reset_journal(db: str) -> int:
     """Set every journaled event back to pending (the projections are gone): what
     `memhooks reindex` does, without the projections to clear."""
-    # lazy: the journal modules only when a damaged store is replaced
-    from memhooks.config import journal_path
-    from memhooks.store.journal import requeue_derived
-    from memhooks.store.packs import requeue_packs
-    from memhooks.store.sqlite_file import closing, ensure_journal_schema, open_file
-
     with closing(open_file(journal_path(db))) as conn:
         ensure_journal_schema(conn, "main")
         return requeue_derived(conn) + requeue_packs(conn)
@@ -262,8 +243,6 @@ def due(db: str, interval: float = CHECK_INTERVAL_S) -> bool:
 
 def check_now(db: str) -> bool:
     """The periodic check (ingester): heal when a file fails quick_check."""
-    # lazy: config only when a check runs
-    from memhooks.config import journal_path
 
     if quick_check(db) or quick_check(journal_path(db)):
         return heal(db, "periodic quick_check")
@@ -273,8 +252,6 @@ def check_now(db: str) -> bool:
 def error_line(exc, db: str | None = None) -> str:
     """One line for a reader facing a store SQLite cannot read. A damaged file is moved
     aside first (the projections are rebuilt from the journal), so a retry answers."""
-    # lazy: config only when an error is worded
-    from memhooks.config import db_path
 
     path = db or db_path()
     if is_corruption(exc):
@@ -309,8 +286,6 @@ _COLS = ("id, received_at, hook_event_name, session_id, tool_name, tool_use_id, 
 
 def _readable_ids(src) -> list[int] | None:
     """The event ids: from the table, else from an index (which holds them too)."""
-    # lazy: sqlite3 only when salvaging
-    import sqlite3
 
     for sql in ("SELECT id FROM events ORDER BY id",
                 "SELECT id FROM events INDEXED BY events_state WHERE state IS NOT NULL",
@@ -323,11 +298,7 @@ def _readable_ids(src) -> list[int] | None:
 
 
 def _salvage_one(db: str, moved: str, deadline: float) -> tuple[int, bool]:
-    # lazy: sqlite3 and the journal modules only when salvaging (ingester)
-    import sqlite3
 
-    from memhooks.config import journal_path
-    from memhooks.store.sqlite_file import connect_reader, ensure_journal_schema, open_file
 
     try:
         src = connect_reader(moved, timeout=5)
@@ -376,10 +347,7 @@ def _salvage_packs(src, dst) -> int:
     """Copy the packs and blobs still readable in a journal moved aside (`src`, read-only)
     into the live one (`dst`, no transaction open). Returns the packed events and blobs
     copied. A pack or blob that cannot be read is skipped alone."""
-    # lazy: the packs load only when a damaged journal is salvaged
-    import sqlite3
-    import zlib
-
+    # lazy: the packs (hashlib, lzma) stay off the capture hook, which imports health
     from memhooks.store.packs import pack_lines
 
     copied = 0

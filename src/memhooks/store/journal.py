@@ -11,8 +11,16 @@ dir), and journaled by the next ingest. A spool file that cannot be journaled
 is moved to `spool/failed/`, never retried forever.
 """
 
+import json
 import os
+import sqlite3
+import stat
 import time
+
+from memhooks.files import fallback_dirs, make_private_dirs
+from memhooks.log import log_error
+from memhooks.sqltext import storable, storable_path
+from memhooks.store.sqlite_file import checkpoint_truncate
 
 SPOOL_DIR = "spool"
 FAILED_DIR = "failed"
@@ -27,9 +35,6 @@ def append(conn, payload: str, *, size: int, project: str | None, error: str | N
     """Insert one event (autocommit). A payload with an error is journaled as failed.
     `tool_name` (the capture hook's scan of it) lets a lookup find the pending events of
     one tool before they are ingested; ingestion sets it again from the parsed payload."""
-    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-    from memhooks.sqltext import storable, storable_path
-
     cur = conn.execute(
         "INSERT INTO events (received_at, hook_event_name, tool_name, project, payload, bytes,"
         " state, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -56,9 +61,6 @@ def claim(conn, event_id: int, *, state: str, error: str | None, now: float, col
           payload: str | bytes | None) -> bool:
     """Settle a pending event (done, skipped or failed) with the columns its parsed payload
     fills and, when given, its rewritten payload. False when another ingester took it."""
-    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-    from memhooks.sqltext import storable, storable_path
-
     cur = conn.execute(
         "UPDATE events SET state = ?, error = ?, processed_at = ?,"
         " hook_event_name = coalesce(?, hook_event_name), session_id = ?, tool_name = ?,"
@@ -101,6 +103,14 @@ def requeue_derived(conn) -> int:
     ).rowcount
 
 
+def requeue_packs(conn) -> int:
+    """Every pack to be projected again by the next ingest (a reindex, a heal). Returns how
+    many events they hold."""
+    events = conn.execute("SELECT coalesce(sum(events), 0) FROM event_packs WHERE pending = 0").fetchone()[0]
+    conn.execute("UPDATE event_packs SET pending = 1 WHERE pending = 0")
+    return events
+
+
 def mark_restart(conn, now: float) -> int:
     """The first event of a journal restarted after damage, its id past any id the old one
     can have had (ms since the epoch), so captures that point at old events never meet a
@@ -120,13 +130,8 @@ def spool_dir(db: str) -> str:
 def _private_dir(path: str) -> str | None:
     """`path` created 0700 (parents too), ours and not a symlink; else None."""
     try:
-        # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-        from memhooks.files import make_private_dirs
-
         make_private_dirs(path)
         st = os.lstat(path)
-        import stat
-
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
             return None
         if st.st_mode & 0o077:
@@ -137,9 +142,6 @@ def _private_dir(path: str) -> str | None:
 
 
 def _spool_dirs(db: str) -> list[str]:
-    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-    from memhooks.files import fallback_dirs
-
     return [spool_dir(db)] + [os.path.join(d, SPOOL_DIR) for d in fallback_dirs()]
 
 
@@ -159,9 +161,6 @@ def spool(db: str, payload: str, *, size: int, project: str | None, error: str |
           hook_event_name: str | None, state: str | None = None) -> str | None:
     """Write an event that could not be journaled to a spool file: beside the DB, else in
     a fallback folder. Never raises; None when no folder took it."""
-    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-    import json
-
     record = {
         "received_at": time.time(), "db": db, "project": project, "size": size,
         "error": error, "hook_event_name": hook_event_name, "payload": payload, "state": state,
@@ -195,9 +194,6 @@ def spool(db: str, payload: str, *, size: int, project: str | None, error: str |
 
 
 def _move_failed(folder: str, name: str, reason: str) -> None:
-    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-    from memhooks.log import log_error
-
     target = os.path.join(folder, FAILED_DIR)
     try:
         os.makedirs(target, mode=0o700, exist_ok=True)
@@ -252,10 +248,6 @@ def drain_spool(conn, db: str) -> int:
     DB, and this store's files in the fallback folders. Each file is claimed first, so
     drainers running at once journal it once. A file that cannot be journaled is moved to
     `failed/` beside it, with a log line."""
-    # lazy: the capture hook's journal (hot path, -I -S): helpers load only when this step runs
-    import json
-    import sqlite3
-
     moved = 0
     since = 0  # bytes journaled since the last checkpoint
     for folder in _spool_dirs(db):
@@ -320,7 +312,9 @@ def drain_spool(conn, db: str) -> int:
 
 
 # After a full disk clears, the spool is journaled as it drains; the WAL is written back and
-# truncated this often, so draining needs about the spooled bytes again, not the WAL's too.
+# truncated this often, so draining needs about the spooled bytes again, not the WAL's too
+# (SQLite's own autocheckpoint, 1000 pages, lets the journal's WAL reach 16 MB first, and
+# leaves the file at that size: the one place memhooks checkpoints by hand).
 DRAIN_CHECKPOINT_BYTES = 4 * 1024 * 1024
 DRAIN_CHECKPOINT_FILES = 64
 
@@ -328,9 +322,6 @@ DRAIN_CHECKPOINT_FILES = 64
 def _checkpoint(conn) -> None:
     """Every attached file's WAL written back and truncated, waiting 200 ms at most (a hook
     appending meanwhile waits no longer); a busy checkpoint is tried again at the next step."""
-    # lazy: only a spool drain checkpoints
-    from memhooks.store.sqlite_file import checkpoint_truncate
-
     try:
         checkpoint_truncate(conn, wait_ms=200)
     except Exception:  # noqa: BLE001 - tried again at the next step

@@ -12,7 +12,9 @@ migrations) and never migrate.
 Never edit the effect of, rename or reorder a function here; add a new one at the end.
 """
 
+from memhooks.names import loose_key
 from memhooks.store import sqlite_file as _sqlite_file
+from memhooks.store.bodies import add_functions, document_body
 
 MIGRATIONS: list = []  # of functions (sqlite_utils.Database) -> None; no typing import on hot paths
 migration = MIGRATIONS.append
@@ -161,9 +163,6 @@ def m003_libraries_and_tiers(db):
 def m004_tier1_loose_key(db):
     """A spelling-insensitive key (PEP 503 folding of `-`, `_`, `.` and case) so a
     name written without its ecosystem is found under any spelling."""
-    # lazy: only when this migration runs
-    from memhooks.names import loose_key
-
     db["tier1"].add_column("loose_key", str)
     rows = db.execute("SELECT rowid, coalesce(name, name_key) FROM tier1").fetchall()
     db.conn.executemany("UPDATE tier1 SET loose_key = ? WHERE rowid = ?",
@@ -334,9 +333,6 @@ def m012_compressed_text(db):
     `document_text(body)` every connection of memhooks defines (memhooks.store.bodies.
     add_functions); the triggers keep the index in step as before. The table keeps its rowids,
     so captures, tier2 and sources still point at the same documents."""
-    # lazy: the codec loads only for this migration (this module is a leaf the hot paths read)
-    from memhooks.store.bodies import add_functions, document_body
-
     conn = db.conn
     add_functions(conn)
     conn.create_function("memhooks_document_body", 1,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
+import lzma
 import time
 import zlib
 
@@ -20,21 +20,20 @@ from memhooks.store.compact import (
     link_documents,
     store_blobs,
 )
+from memhooks.store.journal import requeue_packs as requeue_packs  # (a reindex asks the packs)
+from memhooks.store.queries import packed_states as packed_states  # (read with the packs)
+from memhooks.store.sqlite_file import transaction
 
-# A pack is one xz block: a content repeated in it costs a back-reference, its first
-# appearance in each pack its reference in full. In benchmarks/growth.py, 1,000-event packs
-# took 846 KB, 10,000-event ones (tool_use digests, strongest preset) 390 KB.
-PACK_EVENTS = 10_000
+# A pack is one xz block of up to PACK_EVENTS settled events, written in one transaction:
+# a content repeated in it costs a back-reference, its first appearance in each pack its
+# reference in full. Packs are never merged.
+PACK_EVENTS = 1000
 PACK_BYTES = 8 * 1024 * 1024  # uncompressed lines per pack
 DICT_BYTES = 4 * 1024 * 1024  # xz's dictionary: the decoder's memory (the encoder's ~12x)
-# Events one pack_settled transaction packs: it holds the journal's write lock while it
-# compresses them (~0.2 s), and the hooks wait for it.
-SETTLE_EVENTS = 1000
-MERGE_BYTES = 1024 * 1024  # compressed bytes of the packs one merge reads
-# Settled events before the ingester packs. Small: until they are packed, the raw payloads a
-# hook journaled leave their pages sparse (a row shrinks to a reference, the page stays), so
-# the rows not packed yet cost about their raw size. Small packs are merged into full ones
-# later (merge_packs), which is what makes a repeat cost tens of bytes.
+XZ_PRESET = 6
+# Settled events before the ingester packs. Until they are packed, the raw payloads a hook
+# journaled leave their pages sparse (a row shrinks to a reference, the page stays), so the
+# rows not packed yet cost about their raw size.
 PACK_MIN = 64
 COLUMNS = ("id", "received_at", "hook_event_name", "session_id", "tool_name", "tool_use_id",
            "cwd", "project", "payload", "bytes", "state", "error", "processed_at")
@@ -44,13 +43,15 @@ RAW, REF = 0, 1  # a pack line's payload: the journaled text, or a reference eve
 _DERIVED = ("hook_event_name", "session_id", "tool_name", "tool_use_id", "cwd")
 _KEPT = ("id", "received_at", "project", "bytes", "state", "error", "processed_at")
 _XZ_MAGIC = b"\xfd7zXZ\x00"
-# A packed event keeps its tool_use id as 48 bits of its SHA-256 (random ids were 40% of a
-# pack); the transcript import only asks whether a session journaled an id (tool_use_ids).
+# Packs keep tool_use ids whole. Packs written by earlier versions hold 48 bits of the id's
+# SHA-256 instead (`#` and 8 base64url characters), in the column and in the payload: the
+# transcript import compares ids in that form (tool_use_digest), which fits both.
 DIGEST_PREFIX, _DIGEST_CHARS = "#", 9
 
 
 def tool_use_digest(tool_use_id: str) -> str:
-    """`#` and 8 base64url characters (48 bits of the id's SHA-256); a digest stays itself."""
+    """`#` and 8 base64url characters (48 bits of the id's SHA-256); a digest stays itself.
+    The form in which ids are compared with the ones older packs hold."""
     if tool_use_id.startswith(DIGEST_PREFIX) and len(tool_use_id) == _DIGEST_CHARS:
         return tool_use_id
     digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).digest()[:6]
@@ -100,13 +101,6 @@ def _line(row, conn, now: float) -> tuple[str, str | None]:
             store_blobs(conn, blobs, now)
             link_documents(conn, blobs.keys(), values["id"])
             payload, kind = decode_ref(ref), REF
-    tid = values["tool_use_id"]
-    if isinstance(tid, str):
-        values["tool_use_id"] = tool_use_digest(tid)
-        event = _derived_source(payload)
-        if isinstance(event, dict) and event.get("tool_use_id") == tid:
-            event = dict(event, tool_use_id=values["tool_use_id"])
-            payload = event if kind == REF else json.dumps(event, ensure_ascii=False)
     cols = [values[k] for k in _DERIVED]
     line = [values[k] if k not in ("received_at", "processed_at") else ms_time(values[k]) for k in _KEPT]
     line += [kind, payload, 0 if cols == _derived(payload) else cols]
@@ -122,28 +116,16 @@ def _unline(line: str) -> tuple[list, int]:
     return [values[k] for k in COLUMNS], kind
 
 
-def _compress(data: bytes, *, strong: bool = False) -> bytes:
-    """xz (~2.5x smaller than zlib on packs), zlib where Python lacks lzma. `strong`: the
-    strongest preset, for merges, which compress outside any transaction (7% smaller than
-    preset 6 for 3.6x the time, ~0.6 ms an event on 2 cores, about three times an event);
-    pack_settled holds the write lock, so it takes preset 6 on SETTLE_EVENTS at most."""
-    try:
-        # lazy: lzma where Python has it, and only when a pack is written or read
-        import lzma
-    except ImportError:
-        return zlib.compress(data, 9)
-    preset = 9 | lzma.PRESET_EXTREME if strong else 6
+def _compress(data: bytes) -> bytes:
+    """xz at one preset (~2.5x smaller than zlib on packs)."""
     return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
-                         filters=[{"id": lzma.FILTER_LZMA2, "preset": preset, "dict_size": DICT_BYTES}])
+                         filters=[{"id": lzma.FILTER_LZMA2, "preset": XZ_PRESET, "dict_size": DICT_BYTES}])
 
 
 def _decompress(data: bytes) -> bytes:
     if data.startswith(_XZ_MAGIC):
-        # lazy: lzma where Python has it, and the writers only when a pack is written or read
-        import lzma
-
         return lzma.decompress(data, format=lzma.FORMAT_XZ)
-    return zlib.decompress(data)
+    return zlib.decompress(data)  # a pack written where Python lacked lzma
 
 
 def pack_limit(conn) -> int | None:
@@ -159,9 +141,6 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
                  now: float | None = None) -> int:
     """Move settled events into packs, one transaction per pack (at most `upto`, and only
     when at least `min_events` wait). Returns how many events were packed."""
-    # lazy: lzma where Python has it, and the writers only when a pack is written or read
-    from memhooks.store.sqlite_file import transaction
-
     now = time.time() if now is None else now
     limit = pack_limit(conn)
     if limit is None:
@@ -181,7 +160,7 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
             if upto is not None:
                 limit = min(limit, upto + 1)
             rows = conn.execute(f"SELECT {cols} FROM events WHERE id < ? ORDER BY id LIMIT ?",
-                                (limit, min(SETTLE_EVENTS, PACK_EVENTS))).fetchall()
+                                (limit, PACK_EVENTS)).fetchall()
             if not rows:
                 return packed
             lines: list[str] = []
@@ -212,99 +191,6 @@ def pack_settled(conn, *, upto: int | None = None, min_events: int = PACK_MIN,
                 [(pack, p, s, e, n, o) for (p, s, e), (n, o) in tally.items()])
             conn.execute("DELETE FROM events WHERE id >= ? AND id <= ?", (first, last))
             packed += len(lines)
-
-
-def merge_packs(conn, now: float | None = None) -> int:
-    """Merge small packs into the open one (the pack still under PACK_EVENTS) once they hold
-    a fifth of PACK_EVENTS: the ingester packs a few dozen events at a time, and xz does far
-    better on one large block than on many small ones (a repeat costs ~60 bytes in a pack of
-    100 events, ~20 in a full one). So the open pack grows in steps of a fifth (each event
-    is compressed about three times on its way into a full pack, by the detached ingester);
-    a run also stops at MERGE_BYTES of compressed data (payloads kept raw are large). One
-    transaction per merge. Returns how many packs were merged away."""
-    now = time.time() if now is None else now
-    step = max(2, PACK_EVENTS // 5)
-    merged = 0
-    while True:
-        run = _mergeable_run(conn, step)
-        if not run:
-            return merged
-        try:
-            merged += _merge(conn, run, now)
-        except _Changed:
-            return merged
-
-
-def _mergeable_run(conn, step: int) -> list[int]:
-    """The first run of consecutive packs to merge: at most one open pack (`step` events or
-    more, under PACK_EVENTS, not pending) and the small packs after it, once those hold
-    `step` events or the next pack would take it past PACK_EVENTS or MERGE_BYTES; or []."""
-    run: list[int] = []
-    total = size = small = 0
-    for pack, events, pending, data_bytes in conn.execute(
-            "SELECT id, events, pending, length(data) FROM event_packs ORDER BY first_id"):
-        closed = bool(pending) or events >= PACK_EVENTS
-        full = total + events > PACK_EVENTS or size + data_bytes > MERGE_BYTES
-        if closed or full or events >= step:
-            if len(run) >= 2 and (small >= step or (full and not closed)):
-                return run  # (a run that nothing more fits is finished)
-            run, total, size, small = ([], 0, 0, 0) if closed else (
-                [pack], events, data_bytes, 0 if events >= step else events)
-            continue
-        run.append(pack)
-        total += events
-        size += data_bytes
-        small += events
-    return run if len(run) >= 2 and small >= step else []
-
-
-def _merge(conn, run: list[int], now: float) -> int:
-    """Make the packs of `run` one. They are read and compressed outside any transaction
-    (seconds at the strongest preset, while hooks keep journaling); the swap is one short
-    transaction, which first checks that none of them changed meanwhile."""
-    # lazy: the writers only when a pack is written
-    from memhooks.store.sqlite_file import transaction
-
-    lines: list[str] = []
-    sessions: set = set()
-    tally: dict = {}
-    seen = []
-    for pack in run:
-        row = conn.execute("SELECT data, pending, first_id, last_id, events, packed_at FROM event_packs"
-                           " WHERE id = ?", (pack,)).fetchone()
-        if row is None or row[1]:
-            raise _Changed
-        seen.append((pack, *row[2:]))
-        lines += _decompress(row[0]).decode("utf-8", "surrogatepass").split("\n")
-        sessions |= {r[0] for r in conn.execute("SELECT session_id FROM pack_sessions WHERE pack = ?", (pack,))}
-        for p, st, e, n, o in conn.execute(
-                "SELECT project, state, error, n, oldest FROM pack_tally WHERE pack = ?", (pack,)):
-            m, old = tally.get((p, st, e), (0, o))
-            tally[(p, st, e)] = (m + n, o if old is None else old if o is None else min(old, o))
-    lines = sorted((x for x in lines if x), key=lambda x: json.loads(x)[0])
-    first, last = json.loads(lines[0])[0], json.loads(lines[-1])[0]
-    data = _compress("\n".join(lines).encode("utf-8", "surrogatepass"), strong=True)
-    with transaction(conn):
-        for pack, *was in seen:
-            now_row = conn.execute("SELECT first_id, last_id, events, packed_at FROM event_packs"
-                                   " WHERE id = ? AND pending = 0", (pack,)).fetchone()
-            if now_row is None or list(now_row) != was:
-                raise _Changed  # rewritten, dropped or marked for a reindex meanwhile
-        new = conn.execute(
-            "INSERT INTO event_packs (first_id, last_id, events, pending, data, packed_at)"
-            " VALUES (?, ?, ?, 0, ?, ?)", (first, last, len(lines), data, now)).lastrowid
-        for pack in run:
-            drop_pack(conn, pack)
-        conn.executemany("INSERT OR IGNORE INTO pack_sessions (session_id, pack) VALUES (?, ?)",
-                         [(x, new) for x in sessions])
-        conn.executemany(
-            "INSERT INTO pack_tally (pack, project, state, error, n, oldest) VALUES (?, ?, ?, ?, ?, ?)",
-            [(new, p, st, e, n, o) for (p, st, e), (n, o) in tally.items()])
-    return len(run)
-
-
-class _Changed(Exception):
-    """A pack changed under a merge (a reindex marked it, a forget rewrote it)."""
 
 
 def pack_lines(data: bytes):
@@ -355,20 +241,9 @@ def unpack(conn, pack: int, *, requeue: bool) -> int:
     return len(rows)
 
 
-def requeue_packs(conn) -> int:
-    """Every pack to be projected again by the next ingest (a reindex, a heal). Returns how
-    many events they hold."""
-    events = conn.execute("SELECT coalesce(sum(events), 0) FROM event_packs WHERE pending = 0").fetchone()[0]
-    conn.execute("UPDATE event_packs SET pending = 1 WHERE pending = 0")
-    return events
-
-
 def take_pending_pack(conn) -> int | None:
     """Unpack the first pending pack (and any pending one overlapping it) into `events` as
     pending rows. Returns the highest id they cover, or None when no pack is pending."""
-    # lazy: lzma where Python has it, and the writers only when a pack is written or read
-    from memhooks.store.sqlite_file import transaction
-
     with transaction(conn):
         row = conn.execute("SELECT id, first_id, last_id FROM event_packs WHERE pending = 1"
                            " ORDER BY first_id LIMIT 1").fetchone()
@@ -383,20 +258,13 @@ def take_pending_pack(conn) -> int | None:
         return top
 
 
-def packed_states(conn) -> dict:
-    """{state: packed events} (pack_tally); {} for a journal not migrated yet (read-only)."""
-    try:
-        return dict(conn.execute("SELECT state, sum(n) FROM pack_tally GROUP BY state").fetchall())
-    except sqlite3.OperationalError:
-        return {}
-
-
 def pending_packs(conn) -> bool:
     return conn.execute("SELECT 1 FROM event_packs WHERE pending = 1 LIMIT 1").fetchone() is not None
 
 
 def session_tool_use_ids(conn, session_id: str) -> set:
-    """The digests (tool_use_digest) of the tool_use ids a session's packed events hold. A
+    """The tool_use ids a session's packed events hold, as tool_use_digest (older packs
+    keep only that form). A
     pack is read once for all its sessions (the import asks session by session, and a pack
     holds thousands of events): the last _SESSION_CACHE packs read are kept."""
     out: set = set()
@@ -416,6 +284,15 @@ def session_tool_use_ids(conn, session_id: str) -> set:
     return out
 
 
+def tool_use_ids(conn, session_id: str) -> set:
+    """The tool_use ids journaled for one session, whatever their state, as digests (the
+    form packs written by earlier versions keep: tool_use_digest). Used to import a transcript's tool
+    calls once, and not the ones a live hook already journaled."""
+    return {tool_use_digest(r[0]) for r in conn.execute(
+        "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
+        (session_id,)) if isinstance(r[0], str)} | session_tool_use_ids(conn, session_id)
+
+
 _SESSION_CACHE = 8
 _session_cache: dict = {}  # (files, pack id, first, last, packed_at, bytes) -> {session: digests}
 
@@ -425,7 +302,6 @@ def _ids_by_session(data: bytes) -> dict:
     out: dict = {}
     for values, _kind in pack_lines(data):
         if isinstance(values[tid], str):
-            # packs written before the digests hold whole ids
             out.setdefault(values[sid], set()).add(tool_use_digest(values[tid]))
     return out
 

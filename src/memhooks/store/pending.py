@@ -5,14 +5,13 @@ import os
 import sqlite3
 import time
 
+from memhooks.config import journal_path
+from memhooks.store.sqlite_file import connect_reader
+
 
 def open_journal(db: str, budget_s: float):
     """The journal beside the store `db`, read-only, every statement stopped once `budget_s`
     has passed; None when there is no journal or it cannot be opened."""
-    # lazy: hot path (-I -S): only when the journal is opened
-    from memhooks.config import journal_path
-    from memhooks.store.sqlite_file import connect_reader
-
     path = journal_path(db)
     if not os.path.isfile(path):
         return None

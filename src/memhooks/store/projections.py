@@ -7,8 +7,10 @@ row's provenance): a refused row raises admission.Refused before any SQL runs. E
 write goes through SQL parameters. Callers own the transaction.
 """
 
+import json
 import time
 
+from memhooks import config
 from memhooks.names import library_key, loose_key, normalize, topic_key
 from memhooks.store.admission import (  # noqa: F401 - the text helpers' old home
     TRUNCATION_NOTE,
@@ -104,9 +106,6 @@ def upsert_library(conn, *, library_id: str, title: str | None, origin: str, pro
                    benchmark_score: float | None = None, versions: list | None = None,
                    source: str | None = None, now: float | None = None) -> None:
     """Insert or refresh a library. Raises admission.Refused."""
-    # lazy: json only for library writes; lc-cache-write imports this module (hot, -I -S)
-    import json
-
     row = admit_library(library_id=library_id, title=title, origin=origin, description=description,
                         code_snippets=code_snippets, reputation=reputation,
                         trust_score=trust_score, benchmark_score=benchmark_score,
@@ -307,9 +306,6 @@ def apply_cache_write(conn, record: dict, *, event_id: int | None, project: str,
     """Apply one journaled cache write to the projections (inside the caller's transaction),
     with provenance `manual`. Raises admission.Refused for a write admission refuses (an ID
     that is not a Context7 ID, an error text for a body ...): nothing is written then."""
-    # lazy: config's settings only for an applied cache write (config reads the settings file)
-    from memhooks import config
-
     tier = record.get("tier")
     if tier == "tier1":
         upsert_tier1(conn, project=project, name=_text(record, "name", "name is not a library name"),
@@ -369,13 +365,9 @@ def clear_derived(conn) -> None:
 
 
 def rebuild_fts(conn) -> None:
-    """Rebuild the documents' full-text index from the documents table (cold paths only:
-    sqlite-utils). Inside the caller's transaction (sqlite-utils nests a savepoint)."""
-    # lazy: sqlite-utils (third-party, heavy) only for a reindex; never on a hot path
-    import sqlite_utils
-
-    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-    db.table("documents_fts").rebuild_fts()
+    """Rebuild the documents' full-text index from the documents table (FTS5's `rebuild`
+    command, as sqlite-utils' rebuild_fts sends it). Inside the caller's transaction."""
+    conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
 
 
 def restore_access(conn) -> None:

@@ -259,7 +259,6 @@ def prune(conn, db: str, *, older_than_s: float | None = None, max_bytes: int | 
     pages = step_pages(max_bytes, _page_size(conn))
     if not dry_run:
         packs.pack_settled(conn, min_events=1, now=now)  # every body linked to its documents
-        packs.merge_packs(conn, now)
         release(conn, pages=pages)
     report.before, report.reclaimable = _measure(conn, db)
     projects = current_projects(conn, now, project)
@@ -377,7 +376,6 @@ def enforce_cap(conn, db: str, cap: int | None = None) -> PruneReport | None:
     prune to the cap when the store is over it. None when it is under."""
     cap = max_store_bytes() if cap is None else cap
     packs.pack_settled(conn)
-    packs.merge_packs(conn)
     release(conn, fts=False)  # the rows packed or compacted left free pages
     size, _ = _measure(conn, db)
     if size <= cap:

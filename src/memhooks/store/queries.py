@@ -151,9 +151,6 @@ RETRY_KEY = "context7.retry_after"  # api_state key of the Context7 API backoff
 def api_retry_row(conn):
     """The Context7 API's backoff row (value, until), or None (none, or a store without the
     table)."""
-    # lazy: hot-path module (-I -S): sqlite3's error types only when the API state is read
-    import sqlite3
-
     try:
         return api_state(conn, RETRY_KEY)
     except sqlite3.Error:  # a store without the table: no backoff
@@ -195,7 +192,6 @@ def pending_events(conn, after_id: int, limit: int) -> list:
 
 def journal_counts(conn, older_than: float) -> dict:
     """Events in the journal, packed ones too: total, pending, pending since before `older_than`, failed."""
-    from memhooks.store.packs import packed_states  # lazy: not on the hot reads
     row = _rows(
         conn,
         "SELECT count(*) AS total, coalesce(sum(state = 'pending'), 0) AS pending,"
@@ -207,19 +203,17 @@ def journal_counts(conn, older_than: float) -> dict:
             "old_pending": row["old_pending"], "failed": row["failed"] + packed.get("failed", 0)}
 
 
+def packed_states(conn) -> dict:
+    """{state: packed events} (pack_tally); {} for a journal not migrated yet (read-only)."""
+    try:
+        return dict(conn.execute("SELECT state, sum(n) FROM pack_tally GROUP BY state").fetchall())
+    except sqlite3.OperationalError:
+        return {}
+
+
 def journal_readable(conn) -> None:
     """Raises sqlite3.Error when the journal cannot be read."""
     conn.execute("SELECT 1 FROM events LIMIT 1").fetchone()
-
-
-def tool_use_ids(conn, session_id: str) -> set:
-    """The tool_use ids journaled for one session, whatever their state, as digests (a
-    packed event keeps only its packs.tool_use_digest). Used to import a transcript's tool
-    calls once, and not the ones a live hook already journaled."""
-    from memhooks.store.packs import session_tool_use_ids, tool_use_digest  # lazy: not on the hot reads
-    return {tool_use_digest(r[0]) for r in conn.execute(
-        "SELECT tool_use_id FROM events WHERE session_id = ? AND tool_use_id IS NOT NULL",
-        (session_id,)) if isinstance(r[0], str)} | session_tool_use_ids(conn, session_id)
 
 
 def integrity(conn) -> list[str]:

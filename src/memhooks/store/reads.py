@@ -25,6 +25,7 @@ time) takes no more lines.
 import os
 import time
 
+from memhooks.config import beside
 from memhooks.files import escape_field, open_regular, unescape_field
 
 KINDS = ("tier1", "tier2", "doc")  # a lookup's tier, or a document read any other way
@@ -36,9 +37,6 @@ MAX_LINE = 64 * 1024
 
 def reads_path(db: str) -> str:
     """`reads.log` next to `memhooks.db` (a store with another name, `x.db`, has `x.reads.log`)."""
-    # lazy: hot path (lc-cache-*, -I -S): config only when the reads log is used
-    from memhooks.config import beside
-
     return beside(db, "reads.log")
 
 
@@ -148,9 +146,6 @@ CHUNK = 1024 * 1024
 
 
 def folding_path(db: str) -> str:
-    # lazy: config only when a fold renames the log
-    from memhooks.config import beside
-
     return beside(db, "reads.log.folding")
 
 

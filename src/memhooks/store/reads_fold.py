@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import time
 
+from memhooks.sqltext import storable_path
+from memhooks.store.projections import fold_read_totals
+
 MAX_KEYS = 20000
 
 
@@ -17,9 +20,6 @@ class ReadTotals:
         self.lines = 0
 
     def add(self, record: dict) -> None:
-        # lazy: the writers load only when a fold applies its totals
-        from memhooks.sqltext import storable_path
-
         self.lines += 1
         at = record["at"]
         if record["kind"] != "doc":  # a lookup's hit or miss
@@ -40,9 +40,6 @@ class ReadTotals:
     def apply(self, conn) -> int:
         """Write the totals (inside the caller's transaction) and start again. Returns the
         lines they counted."""
-        # lazy: the writers load only when a fold applies its totals
-        from memhooks.store.projections import fold_read_totals
-
         fold_read_totals(conn, [(p or "", t, o, n, at) for (p, t, o), (n, at) in self.counters.items()],
                          [(h, o, day, n, at) for (h, o, day), (n, at) in self.reads.items()])
         lines, self.lines = self.lines, 0

@@ -12,9 +12,13 @@ SessionStart) load one module for them.
 
 import os
 import sqlite3
+import stat
 import time
 
+from memhooks.config import user_data_dir
+from memhooks.files import make_private_dirs
 from memhooks.store.bodies import add_functions
+from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
 
 BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can still happen
 # PRAGMA user_version of an up-to-date store: len(memhooks.store.migrations.MIGRATIONS), which
@@ -67,9 +71,6 @@ def _tighten(path: str, mode: int) -> None:
     """chmod an existing file or folder of ours to `mode` when it is looser. Never a
     shared folder (sticky, like /tmp), the home folder or the root."""
     try:
-        # lazy: hot-path module (-I -S): only when a store file is prepared or checked
-        import stat
-
         st = os.lstat(path)
         if st.st_uid != os.geteuid() or not (st.st_mode & 0o077):
             return
@@ -91,9 +92,6 @@ _OURS = ("memhooks", "journal.db", "reads.log", "tier1.answers", "spool", ".heal
 def _our_folder(path: str) -> bool:
     """A folder memhooks may tighten: the default data dir, `$CLAUDE_PLUGIN_DATA`, or one
     that holds nothing but memhooks files (never /var/lib, a home, a project...)."""
-    # lazy: hot-path module (-I -S): only when a store file is prepared or checked
-    from memhooks.config import user_data_dir
-
     real = os.path.realpath(path)
     if real in ("/", os.path.realpath(os.path.expanduser("~"))):
         return False
@@ -123,9 +121,6 @@ class NotRegularFile(sqlite3.DatabaseError):
 def not_regular(path: str) -> str | None:
     """What `path` is when it exists and is no regular file (a symlink counts as what it
     points at), else None."""
-    # lazy: hot-path module (-I -S): only when a store file is prepared or checked
-    import stat
-
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -145,9 +140,6 @@ def prepare_file(path: str) -> None:
         raise NotRegularFile(f"file is not a database: {path} is {kind}, not a regular file")
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):
-        # lazy: hot-path module (-I -S): only when a store file is prepared or checked
-        from memhooks.files import make_private_dirs
-
         make_private_dirs(folder)
     elif folder:
         _tighten(folder, 0o700)
@@ -163,41 +155,19 @@ def prepare_file(path: str) -> None:
 
 def open_file(path: str) -> sqlite3.Connection:
     prepare_file(path)
-    head = file_header(path)
+    fresh = os.path.getsize(path) == 0
     # The timeout is SQLite's busy timeout (sqlite3_busy_timeout): no `PRAGMA busy_timeout`.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     add_functions(conn)
     try:
-        if not head:
+        if fresh:
             fresh_file(conn, "main", journal=os.path.basename(path).endswith("journal.db"))
-        if not is_wal_header(head):
-            ensure_wal(conn)  # (asking SQLite costs a hook 0.2-0.6 ms: only when the header does not say)
-        conn.execute("PRAGMA synchronous = NORMAL")
+        ensure_wal(conn)
+        tune(conn)
     except BaseException:
         conn.close()
         raise
     return conn
-
-
-def file_header(path: str) -> bytes:
-    """The first 100 bytes of a database file (b"" for an empty or unreadable one)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a fifo put there meanwhile: no wait)
-    except OSError:
-        return b""
-    try:
-        return os.pread(fd, 100, 0)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
-def is_wal_header(head: bytes) -> bool:
-    """Whether a file's header says it is in WAL mode: the SQLite file format's read and
-    write versions (bytes 18 and 19) are 2 for WAL and 1 for a rollback journal. The mode
-    is persistent, so a file that says WAL is opened in WAL mode by SQLite itself."""
-    return head[:16] == b"SQLite format 3\x00" and head[18:20] == b"\x02\x02"
 
 
 JOURNAL_PAGE_SIZE = 16384
@@ -216,30 +186,22 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
     conn.execute(f"PRAGMA {schema}.auto_vacuum = INCREMENTAL")
 
 
-# A hook ends without closing its journal connection (capture.hooks._leave_open): the next
-# one to open the journal is then its first connection and rebuilds the WAL's index by
-# reading the whole WAL (about 1 ms a MB here), and forgets what was checkpointed, so the WAL
-# never starts over. The ingester's close resets it; with no ingester started (SessionStarts
-# alone, a plugin whose venv is still being built), ~64 KB an event made a 12 MB WAL and
-# +12 ms for every hook after ~200 SessionStarts. So a hook that starts no ingester and finds
-# the WAL past this size checkpoints it and truncates it (trim_wal).
-HOOK_WAL_BYTES = 1024 * 1024
+# The WAL of either file stays bounded during ordinary ingest: SQLite's autocheckpoint
+# (1000 pages, kept at its default) writes it back as it grows, each last close checkpoints
+# and removes it, and a WAL left larger by a burst is cut back to this size when it is reset.
+JOURNAL_SIZE_LIMIT = 4 * 1024 * 1024
 
 
-def trim_wal(conn: sqlite3.Connection, path: str, limit: int = HOOK_WAL_BYTES) -> bool:
-    """Checkpoint the WAL of `path` into the file and truncate it, when it is over `limit`
-    bytes and no other connection reads it (another one, an ingester, resets it when it
-    closes: this never waits for it). Whether it was truncated. Raises sqlite3.Error."""
-    try:
-        if os.path.getsize(path + "-wal") <= limit:
-            return False
-    except OSError:
-        return False
-    return checkpoint_truncate(conn, wait_ms=0)
+def tune(conn: sqlite3.Connection, schema: str = "main") -> None:
+    """The per-connection settings of a store file: synchronous NORMAL (WAL) and the
+    WAL's size limit."""
+    conn.execute(f"PRAGMA {schema}.synchronous = NORMAL")
+    conn.execute(f"PRAGMA {schema}.journal_size_limit = {JOURNAL_SIZE_LIMIT}")
 
 
 def checkpoint_truncate(conn: sqlite3.Connection, wait_ms: int) -> bool:
-    """Write the WAL of every file of the connection back and truncate it, waiting at most
+    """Write the WAL of every file of the connection back and truncate it (the spool drain,
+    memhooks.store.journal.drain_spool), waiting at most
     `wait_ms` for readers and writers (TRUNCATE holds the write lock while it waits, so a
     hook appending meanwhile waits no longer). Whether it completed. Raises sqlite3.Error."""
     conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
@@ -254,9 +216,6 @@ def ensure_journal_schema(conn: sqlite3.Connection, schema: str = "journal") -> 
     `schema` (`main` when opened alone) lacks; an up-to-date journal costs one pragma."""
     if conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0] >= JOURNAL_SCHEMA_VERSION:
         return
-    # lazy: the migration functions only for a journal that is new or behind
-    from memhooks.store.journal_migrations import JOURNAL_MIGRATIONS
-
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute(f"PRAGMA {schema}.user_version").fetchone()[0]

@@ -3,6 +3,8 @@ warm_state (the lockfile fingerprint and ranked names of a project's last warm).
 
 from __future__ import annotations
 
+import json
+
 
 def set_api_state(conn, key: str, value: str, until: float) -> None:
     conn.execute(
@@ -23,9 +25,6 @@ def clear_api_fault(conn, key: str, now: float) -> None:
 
 def save_warm_state(conn, project: str, *, fingerprint: str, files: list, dirs: list,
                     ranked: list[dict], now: float) -> None:
-    # lazy: SessionStart hot path (-I -S): json only when a warm is saved
-    import json
-
     conn.execute(
         "INSERT INTO warm_state (project, fingerprint, files, dirs, ranked, warmed_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project) DO UPDATE SET"
