@@ -18,7 +18,7 @@ pytestmark = pytest.mark.version  # runs on every supported Python in CI
 HOT = {"post-tool-use", "pre-tool-use", "session-start", "lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"}
 # What the lookups do not need: enum (re, json, signal), hashing. Each costs a noticeable
 # share of a run that should cost the interpreter.
-NOT_ON_LOOKUPS = {"signal", "hashlib"}  # (json, re and enum may load: the stdlib json reader)
+NOT_ON_LOOKUPS = {"signal"}  # (json, re and enum may load: the stdlib json reader)
 NOT_WITH_SQLITE: set[str] = set()
 # Each process loads its own entry module and what its path needs, not another path's code
 # (prefixes of memhooks modules; checked on the real shims' traces).

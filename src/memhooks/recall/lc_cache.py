@@ -16,8 +16,7 @@ from memhooks.gate import blocked
 from memhooks.log import log_exception
 from memhooks.recall import pending
 from memhooks.store.connect import connect
-from memhooks.store.forget import is_forgotten
-from memhooks.store.queries import find_tier1, find_tier2, has_pending, main_file
+from memhooks.store.queries import find_tier1, find_tier2, has_pending, is_forgotten, main_file
 from memhooks.store.reads import note
 from memhooks.store.sqlite_file import closing, connect_reader, is_current
 

@@ -31,10 +31,6 @@ COLUMNS = "id, content_hash, source_tool, title, url, library_id, project, bytes
 NEEDLE_CHARS = 120  # how much of a text is looked for in raw payloads
 
 
-def is_forgotten(conn, digest: str) -> bool:
-    return conn.execute("SELECT 1 FROM forgotten WHERE content_hash = ?", (digest,)).fetchone() is not None
-
-
 def drop_payload(conn, event_id: int, columns: dict) -> None:
     """An event whose every document the user forgot keeps no raw payload: its text is
     replaced by the call's metadata (inside the ingester's transaction; the journal is

@@ -442,3 +442,8 @@ def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -
                  " max(c.captured_at) FROM captures c WHERE c.document_id = d.id), d.created_at_epoch)"
                  f" AS at FROM documents d WHERE d.url IN ({_marks(urls)}) AND {tool_filter}"
                  " ORDER BY at DESC", (*urls, source_tool, *tools)).fetchall()
+
+
+def is_forgotten(conn, digest: str) -> bool:
+    """Whether the user forgot the text with this content hash (memhooks.store.forget)."""
+    return conn.execute("SELECT 1 FROM forgotten WHERE content_hash = ?", (digest,)).fetchone() is not None
