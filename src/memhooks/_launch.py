@@ -60,9 +60,9 @@ def main(argv):
         if hasattr(_signal, "SIGXFSZ"):
             _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     if cmd == "post-tool-use":
-        from memhooks.entry.post_tool_use import main as entry_main
+        pass
     elif cmd == "pre-tool-use":
-        from memhooks.entry.pre_tool_use import main as entry_main
+        pass
     elif cmd == "session-start":
         from memhooks.entry.session_start import main as start_main
 
@@ -76,14 +76,16 @@ def main(argv):
 
         return cache_main(cmd, args)
     elif cmd == "ingest":
-        from memhooks.entry.ingester import main as entry_main
+        from memhooks.entry.ingester import main as ingest_main
+
+        return ingest_main(args)
     elif cmd == "mcp":
         # Not a hook and not in entry/: the server is a click-free cli module above it.
-        from memhooks.cli.mcp_server import main as entry_main
-    else:
-        sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
-        return 0
-    return entry_main(args)
+        from memhooks.cli.mcp_server import main as mcp_main
+
+        return mcp_main(args)
+    sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")
+    return 0
 
 
 def _handover(bootstrap, state, root, argv):

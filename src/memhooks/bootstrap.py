@@ -27,7 +27,7 @@ def dependency_modules():
     """The dependencies' import names, read from deps.py beside this file (their one list)
     when a python is probed: run as a script, the memhooks package is not importable."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deps.py")
-    scope = {}
+    scope = {}  # type: dict
     with open(path, "r") as fh:
         exec(compile(fh.read(), path, "exec"), scope)
     return tuple(scope["MODULES"])
@@ -398,7 +398,7 @@ def cmd_build(state, root):
                             "--quiet", root], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                            check=True, timeout=1200, cwd=state)
         finally:
-            if out is not subprocess.DEVNULL:
+            if not isinstance(out, int):  # subprocess.DEVNULL is an int
                 out.close()
         v_ok, d_ok, _real, detail = probe(vpy)
         if not d_ok:

@@ -89,8 +89,8 @@ def ignore_file_above(project: str) -> str | None:
     """The folder holding the `.memhooks-ignore` that excludes `project`: the project's own
     folder or the nearest one above it, up to `$HOME` when the project is inside it (a
     file above the home folder is not the user's to set), else up to the root."""
-    home = os.environ.get("HOME", "").strip()
-    home = os.path.normpath(home) if home and os.path.isabs(home) else None
+    raw_home = os.environ.get("HOME", "").strip()
+    home = os.path.normpath(raw_home) if raw_home and os.path.isabs(raw_home) else None
     stop = home if home and (project == home or project.startswith(home.rstrip(os.sep) + os.sep)) else None
     folder = project
     while True:

@@ -6,6 +6,7 @@ nothing here reads the store or the network."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 from rich.console import Console
 from rich.progress import (
@@ -150,7 +151,7 @@ def warm_lines(result, api_url: str) -> tuple[list[str], list[str]]:
 
 
 @contextlib.contextmanager
-def warm_progress(project: str):
+def warm_progress(project: str) -> Iterator[dict]:
     """A live status line on stderr while warming; yields the warm's two progress callbacks."""
     with Console(stderr=True).status(f"scanning {project} …") as status:
         asked: dict[str, str | None] = {}

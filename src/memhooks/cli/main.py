@@ -57,7 +57,7 @@ class OneLineErrors(click.Group):
                 if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden}
         width = max((len(n) for n in rows), default=0)
         limit = formatter.width - 6 - width
-        placed = set()
+        placed: set[str] = set()
         for title, names in SECTIONS:
             entries = [(n.ljust(width), rows[n].get_short_help_str(limit)) for n in names if n in rows]
             placed.update(n.strip() for n, _ in entries)

@@ -123,8 +123,9 @@ def team_status(offline, as_json):
         info = local_status(conn)
     finally:
         conn.close()
-    if info["configured"] and not offline:
-        info["server"] = probe(team_url())
+    url = team_url()
+    if info["configured"] and url and not offline:
+        info["server"] = probe(url)
     if as_json:
         echo_json("team status", info)
         return

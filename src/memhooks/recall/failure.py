@@ -136,4 +136,4 @@ def suspect(raw: bytes) -> dict | None:
     if event != "PostToolUse":
         return None
     kind = kind_of(payload.get("tool_name"))
-    return payload if triage(kind, payload.get("tool_response")) is not None else None
+    return payload if kind and triage(kind, payload.get("tool_response")) is not None else None

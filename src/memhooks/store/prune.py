@@ -162,7 +162,8 @@ def _delete_documents(conn, rows, chunk_bytes: int | None = None) -> None:
     checkpoint when `chunk_bytes` is set (so the WAL holds one of them at most)."""
     i = 0
     while i < len(rows):
-        part, size = [], 0
+        part: list = []
+        size = 0
         while i < len(rows) and len(part) < 200 and (not part or chunk_bytes is None
                                                        or size + (rows[i][2] or 0) <= chunk_bytes):
             part.append(rows[i])

@@ -297,7 +297,7 @@ class _Flow:
 
     def mapping(self):
         self.i += 1
-        d = {}
+        d: dict = {}
         s = self.s
         while True:
             self.ws()
@@ -327,7 +327,7 @@ class _Flow:
 
     def sequence(self):
         self.i += 1
-        out = []
+        out: list = []
         s = self.s
         while True:
             self.ws()
