@@ -176,8 +176,8 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
             _record_api(conn, project, result, run, todo, now)
             for r in bumped:  # the versions a library has now: the new version's pinned ID
                 _store_libraries(conn, run.answers.get(r.name), now)
-        _record_tier1(conn, project, entries, now)
         chosen = _choose(entries, top_n)
+        _record_tier1(conn, project, chosen, now)  # the cap bounds the IDs cached, not only told
         _record_scan(conn, project, scan, chosen, now)
         note = status_note(conn, now, documents=not any(r.library_id for r in chosen))
     result.entries = chosen
