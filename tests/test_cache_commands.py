@@ -12,7 +12,7 @@ from contextlib import closing, contextmanager
 
 import pytest
 
-from conftest import BIN, console_script, db_rows, ingest, journal_file, run, run_hook
+from conftest import BIN, console_script, db_rows, ingest, journal_file, load_payload, run, run_hook
 from fences import unfence
 
 SHIM = {name: ["bash", str(BIN / name)] for name in
@@ -414,3 +414,29 @@ def test_every_cache_command_answers_help(store, name):
         out = proc.stdout.decode()
         assert out.startswith(f"usage: {name} ") and "empty output is a miss" in out
     assert not store.exists()  # --help touches no store
+
+
+@pytest.mark.parametrize("topic", ["useEffect cleanup", "useEffect", "cleanup function for useEffect"])
+def test_lookup_docs_answers_the_paraphrases_serving_answers(store, topic):
+    """With "useEffect cleanup function" captured, the lookup answers what PreToolUse serves for
+    the same question (the serving rules: memhooks.recall.coverage), and a question serving
+    would not answer is still a miss: nothing printed, exit 0."""
+    docs = load_payload("c7_query_docs")
+    assert docs["tool_input"]["query"] == "useEffect cleanup function"
+    assert run_hook("post-tool-use", docs).returncode == 0
+    ingest(store)
+    pre = {"session_id": "s", "hook_event_name": "PreToolUse", "cwd": "/tmp", "tool_use_id": "t",
+           "tool_name": "mcp__context7__query-docs",
+           "tool_input": {"libraryId": "/facebook/react", "query": topic}}
+    served = run_hook("pre-tool-use", pre)
+    assert served.returncode == 0 and served.stdout.strip(), "serving answers this paraphrase"
+    r = run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", topic])
+    assert r.returncode == 0 and r.stderr == b""
+    body = unfence(r.stdout.decode())
+    assert "Return a cleanup function" in body or "cleanup" in body
+    reason = json.loads(served.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert body.strip() in reason  # the same snippets serving gave
+    miss = run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "server components streaming"])
+    assert (miss.returncode, miss.stdout) == (0, b"")
+    r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", topic])
+    assert r.returncode == 0 and unfence(r.stdout.decode() + "\n").strip() == body.strip()
