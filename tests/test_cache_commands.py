@@ -440,3 +440,19 @@ def test_lookup_docs_answers_the_paraphrases_serving_answers(store, topic):
     assert (miss.returncode, miss.stdout) == (0, b"")
     r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", topic])
     assert r.returncode == 0 and unfence(r.stdout.decode() + "\n").strip() == body.strip()
+
+
+def test_lookup_answers_only_within_the_tier1_ttl(store):
+    """An ID from the table of known libraries (which never expires) is no fresh hit once the
+    tier1 TTL has passed since the library was last seen: empty output, exit 0."""
+    assert run_hook("post-tool-use", load_payload("c7_resolve_react")).returncode == 0
+    ingest(store)
+    assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    day_ago = 2 * 86400
+    with closing(sqlite3.connect(store)) as c:  # as the store is two days later
+        c.execute("UPDATE tier1 SET resolved_at = resolved_at - ?, expires_at = expires_at - ?",
+                  (day_ago, day_ago))
+        c.execute("UPDATE libraries SET last_seen = last_seen - ?", (day_ago,))
+        c.commit()
+    r = run(SHIM["lc-cache-lookup"] + ["react"])
+    assert (r.returncode, r.stdout) == (0, b"")
