@@ -12,10 +12,17 @@ from contextlib import closing, contextmanager
 
 import pytest
 
-from conftest import BIN, console_script, db_rows, ingest, journal_file, run, run_hook
+from conftest import BIN, console_script, db_rows, ingest, journal_file, load_payload, run, run_hook
+from fences import unfence
 
 SHIM = {name: ["bash", str(BIN / name)] for name in
         ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write")}
+
+def docs_out(argv) -> bytes:
+    """What a docs lookup printed, its fence taken off (b"" for a miss, which prints nothing)."""
+    out = run(argv).stdout
+    return unfence(out.decode()).encode() if out else out
+
 
 
 def console(name):
@@ -68,9 +75,9 @@ def test_tier2_keys_do_not_collide(store, tmp_path):
     run(SHIM["lc-cache-write"] + ["tier2", "/org/lib/v1", "c|d", a])
     run(SHIM["lc-cache-write"] + ["tier2", "/org/lib", "v1/c|d", b])
     run(SHIM["lc-cache-write"] + ["tier2", "/a|b", "c", c])
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/org/lib/v1", "c|d"]).stdout == a.read_bytes()
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/org/lib", "v1/c|d"]).stdout == b.read_bytes()
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]).stdout == b""
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/org/lib/v1", "c|d"]) == a.read_bytes()
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/org/lib", "v1/c|d"]) == b.read_bytes()
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/a|b", "c"]) == b""
 
 
 def test_five_megabyte_body_round_trips_byte_for_byte(store, tmp_path):
@@ -80,8 +87,9 @@ def test_five_megabyte_body_round_trips_byte_for_byte(store, tmp_path):
     f.write_bytes(body.encode())
     r = run(SHIM["lc-cache-write"] + ["tier2", "/vercel/next.js", "routing", f])
     assert (r.returncode, r.stdout) == (0, b"")
-    r = run(SHIM["lc-cache-lookup-docs"] + ["/vercel/next.js", "routing"])
-    assert r.stdout == f.read_bytes()
+    # the body whole, in its fence (which ends it with one newline)
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/vercel/next.js", "routing"]) \
+        == f.read_bytes().rstrip(b"\n") + b"\n"
 
 
 def test_many_large_entries_keep_the_store_alive(store, tmp_path):
@@ -90,7 +98,7 @@ def test_many_large_entries_keep_the_store_alive(store, tmp_path):
         f.write_text(f"# doc {i}\n" + ("x" * 60 * 1024))
         run(SHIM["lc-cache-write"] + ["tier2", f"/org/lib{i}", "topic", f])
     for i in range(3):
-        out = run(SHIM["lc-cache-lookup-docs"] + [f"/org/lib{i}", "topic"]).stdout
+        out = docs_out(SHIM["lc-cache-lookup-docs"] + [f"/org/lib{i}", "topic"])
         assert out.startswith(f"# doc {i}\n".encode()) and len(out) > 60 * 1024
     assert run(SHIM["lc-cache-write"] + ["tier1", "react", "/facebook/react"]).returncode == 0
     assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
@@ -101,7 +109,7 @@ def test_topic_matching_ignores_case_and_spacing(store, tmp_path):
     f = tmp_path / "d.md"
     f.write_text("the docs\n")
     run(SHIM["lc-cache-write"] + ["tier2", "/facebook/react", "useEffect Cleanup", f])
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/Facebook/React/", "  useeffect   cleanup "]).stdout \
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/Facebook/React/", "  useeffect   cleanup "]) \
         == b"the docs\n"
 
 
@@ -110,11 +118,11 @@ def test_tier2_expires_after_its_ttl(store, tmp_path, monkeypatch):
     f.write_text("short-lived docs\n")
     monkeypatch.setenv("MEMHOOKS_TIER2_TTL_S", "1")
     run(SHIM["lc-cache-write"] + ["tier2", "/a/b", "t", f])
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b"short-lived docs\n"
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]) == b"short-lived docs\n"
     # Two seconds pass, without waiting for them: the entry is dated two seconds earlier.
     with closing(sqlite3.connect(store)) as conn, conn:
         conn.execute("UPDATE tier2 SET fetched_at = fetched_at - 2, expires_at = expires_at - 2")
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b""
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]) == b""
 
 
 def test_projects_first_then_global_knowledge(store, tmp_path):
@@ -147,7 +155,7 @@ def test_captured_resolve_and_docs_feed_the_cache(store):
     assert run_hook("post-tool-use", docs).returncode == 0
     # no explicit ingest: a miss with pending events ingests before answering
     assert run(SHIM["lc-cache-lookup"] + ["React"]).stdout == b"/facebook/react\n"
-    out = run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", docs["tool_input"]["query"]]).stdout
+    out = docs_out(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", docs["tool_input"]["query"]])
     assert out.decode() == docs["tool_response"][0]["text"]
 
 
@@ -170,7 +178,7 @@ def test_hits_and_misses_are_counted(store, tmp_path):
     run(console("lc-cache-lookup") + ["react"])
     run(SHIM["lc-cache-lookup"] + ["vue"])
     run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "hooks"])
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "effects"]).stdout == body.read_bytes()
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "effects"]) == body.read_bytes()
     # A lookup only reads: its answer waits in the reads log beside the store...
     assert _counters(store) == {}
     lines = (store.parent / "reads.log").read_text().splitlines()
@@ -291,7 +299,7 @@ def test_cli_cache_commands_exit_non_zero_on_a_miss(store, tmp_path):
     r = run(["memhooks", "cache", "lookup", "REACT", "--json"])
     assert r.returncode == 0 and json.loads(r.stdout)["library_id"] == "/facebook/react"
     r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", "hooks"])
-    assert (r.returncode, r.stdout) == (0, b"docs body\n")
+    assert r.returncode == 0 and unfence(r.stdout.decode()) == "docs body\n"
     r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", "other"])
     assert r.returncode == 1
     r = run(["memhooks", "cache", "write", "tier2", "/a/b", "t", tmp_path / "missing.md"])
@@ -304,7 +312,7 @@ def test_write_survives_reindex(store, tmp_path):
     run(SHIM["lc-cache-write"] + ["tier2", "/a/b", "t", f])
     run(SHIM["lc-cache-write"] + ["tier1", "ab", "/a/b"])
     assert run(["memhooks", "reindex"]).returncode == 0
-    assert run(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]).stdout == b"written docs\n"
+    assert docs_out(SHIM["lc-cache-lookup-docs"] + ["/a/b", "t"]) == b"written docs\n"
     assert run(SHIM["lc-cache-lookup"] + ["ab"]).stdout == b"/a/b\n"
 
 
@@ -406,3 +414,45 @@ def test_every_cache_command_answers_help(store, name):
         out = proc.stdout.decode()
         assert out.startswith(f"usage: {name} ") and "empty output is a miss" in out
     assert not store.exists()  # --help touches no store
+
+
+@pytest.mark.parametrize("topic", ["useEffect cleanup", "useEffect", "cleanup function for useEffect"])
+def test_lookup_docs_answers_the_paraphrases_serving_answers(store, topic):
+    """With "useEffect cleanup function" captured, the lookup answers what PreToolUse serves for
+    the same question (the serving rules: memhooks.recall.coverage), and a question serving
+    would not answer is still a miss: nothing printed, exit 0."""
+    docs = load_payload("c7_query_docs")
+    assert docs["tool_input"]["query"] == "useEffect cleanup function"
+    assert run_hook("post-tool-use", docs).returncode == 0
+    ingest(store)
+    pre = {"session_id": "s", "hook_event_name": "PreToolUse", "cwd": "/tmp", "tool_use_id": "t",
+           "tool_name": "mcp__context7__query-docs",
+           "tool_input": {"libraryId": "/facebook/react", "query": topic}}
+    served = run_hook("pre-tool-use", pre)
+    assert served.returncode == 0 and served.stdout.strip(), "serving answers this paraphrase"
+    r = run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", topic])
+    assert r.returncode == 0 and r.stderr == b""
+    body = unfence(r.stdout.decode())
+    assert "Return a cleanup function" in body or "cleanup" in body
+    reason = json.loads(served.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert body.strip() in reason  # the same snippets serving gave
+    miss = run(SHIM["lc-cache-lookup-docs"] + ["/facebook/react", "server components streaming"])
+    assert (miss.returncode, miss.stdout) == (0, b"")
+    r = run(["memhooks", "cache", "lookup-docs", "/facebook/react", topic])
+    assert r.returncode == 0 and unfence(r.stdout.decode() + "\n").strip() == body.strip()
+
+
+def test_lookup_answers_only_within_the_tier1_ttl(store):
+    """An ID from the table of known libraries (which never expires) is no fresh hit once the
+    tier1 TTL has passed since the library was last seen: empty output, exit 0."""
+    assert run_hook("post-tool-use", load_payload("c7_resolve_react")).returncode == 0
+    ingest(store)
+    assert run(SHIM["lc-cache-lookup"] + ["react"]).stdout == b"/facebook/react\n"
+    day_ago = 2 * 86400
+    with closing(sqlite3.connect(store)) as c:  # as the store is two days later
+        c.execute("UPDATE tier1 SET resolved_at = resolved_at - ?, expires_at = expires_at - ?",
+                  (day_ago, day_ago))
+        c.execute("UPDATE libraries SET last_seen = last_seen - ?", (day_ago,))
+        c.commit()
+    r = run(SHIM["lc-cache-lookup"] + ["react"])
+    assert (r.returncode, r.stdout) == (0, b"")

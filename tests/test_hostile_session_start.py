@@ -531,23 +531,23 @@ LOOKALIKES = [
 def _check_fences(text: str) -> None:
     """Every marker-like line is a real fence line, begin/end alternate, and the hostile
     words appear only inside a fence or inside a field's one-line form."""
-    from memhooks.recall.render import FENCE_BEGIN, FENCE_END, is_marker
+    from memhooks.recall.render import REFERENCE_NOTE, begin_line, end_line, fence_markers, is_marker
 
-    inside = False
+    inside = None  # the marker of the fence we are in
     for line in text.splitlines():
-        if line == FENCE_BEGIN:
-            assert not inside
-            inside = True
+        opened = fence_markers(line)
+        if opened and line == begin_line(opened[0]):
+            assert inside is None
+            inside = opened[0]
             continue
-        if line == FENCE_END:
-            assert inside
-            inside = False
+        if inside is not None and line == end_line(inside):
+            inside = None
             continue
-        assert not is_marker(line) or "reference only" in line and "`" in line, repr(line)
-        if INJECTION in line and not inside:
+        assert not is_marker(line) or line == REFERENCE_NOTE, repr(line)
+        if INJECTION in line and inside is None:
             # outside the fence only inside a field's one-line form, never a line of its own
             assert not line.lstrip().startswith(INJECTION) and line.startswith(("#", "- ")), repr(line)
-    assert not inside
+    assert inside is None
 
 
 @pytest.fixture
@@ -575,7 +575,7 @@ def test_lookalike_markers_in_titles_urls_and_bodies(hostile_docs):
 
     text, err = mcp_server.tool_search("hooks", 50)
     assert not err
-    assert text.splitlines().count("--- begin (reference only) ---") == len(LOOKALIKES)
+    assert sum(line.startswith("--- begin memhooks-") for line in text.splitlines()) == len(LOOKALIKES)
     _check_fences(text)
     for doc_id in hostile_docs:
         text, err = mcp_server.tool_get(doc_id)
@@ -609,7 +609,7 @@ def test_fence_and_one_line_are_linear_on_2_mib():
         out = fence(text)
         one_line(text)
         took = time.process_time() - t
-        assert out.startswith("--- begin (reference only) ---\n")
+        assert out.startswith("--- begin memhooks-")
         assert took < 20.0, (unit[:10], took)  # generous: 10 s per MiB would still be linear
 
 

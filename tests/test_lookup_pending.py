@@ -14,9 +14,16 @@ from contextlib import closing
 import pytest
 
 from conftest import BIN, ROOT, journal_file, load_payload, run, run_hook, wait_idle
+from fences import unfence
 
 ENTRY = ROOT / "src" / "memhooks" / "_entry.py"
 LOOKUP, DOCS = BIN / "lc-cache-lookup", BIN / "lc-cache-lookup-docs"
+
+def docs_out(argv) -> bytes:
+    """What a docs lookup printed, its fence taken off (b"" for a miss, which prints nothing)."""
+    out = run(argv).stdout
+    return unfence(out.decode()).encode() if out else out
+
 
 
 @pytest.fixture
@@ -47,15 +54,15 @@ def test_pending_captures_answer_without_an_ingest(no_spawn):
     # No projections yet at all (no memhooks.db): the journal answers.
     assert not no_spawn.exists()
     assert run([LOOKUP, "React"]).stdout == b"/facebook/react\n"
-    assert run([DOCS, "/Facebook/React/", " useEffect  CLEANUP function"]).stdout == body
+    assert docs_out([DOCS, "/Facebook/React/", " useEffect  CLEANUP function"]) == body
     assert run([LOOKUP, "vue"]).stdout == b""
-    assert run([DOCS, "/facebook/react", "another topic"]).stdout == b""
+    assert docs_out([DOCS, "/facebook/react", "another topic"]) == b""
     assert states(no_spawn) == ["pending", "pending"]  # nothing was ingested by the lookups
     # The same answers once ingested.
     ingest()
     assert states(no_spawn) == ["done", "done"]
     assert run([LOOKUP, "React"]).stdout == b"/facebook/react\n"
-    assert run([DOCS, "/facebook/react", "useEffect cleanup function"]).stdout == body
+    assert docs_out([DOCS, "/facebook/react", "useEffect cleanup function"]) == body
 
 
 def test_pending_answers_are_only_the_certain_ones(no_spawn):
@@ -110,5 +117,5 @@ def test_a_large_backlog_is_read_within_bounds(no_spawn):
         c.executemany("INSERT INTO events (received_at, hook_event_name, tool_name, payload, bytes)"
                       " VALUES (0, 'PostToolUse', 'WebFetch', ?, ?)", [(payload, len(payload))] * 3000)
         c.commit()
-    assert run([DOCS, "/facebook/react", docs["tool_input"]["query"]]).stdout.startswith(b"### useEffect")
-    assert run([DOCS, "/facebook/react", "nothing like it"]).stdout == b""
+    assert docs_out([DOCS, "/facebook/react", docs["tool_input"]["query"]]).startswith(b"### useEffect")
+    assert docs_out([DOCS, "/facebook/react", "nothing like it"]) == b""

@@ -22,7 +22,7 @@ from conftest import run_hook
 from memhooks.recall import coverage as cv
 from memhooks.recall import docwindows, serve
 from memhooks.recall.budget import Deadline, OverBudget, within
-from memhooks.recall.render import FENCE_BEGIN
+from memhooks.recall.render import BEGIN_HEAD
 from memhooks.store.bodies import add_functions
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import upsert_document, upsert_tier2
@@ -191,7 +191,7 @@ def test_the_hook_on_four_16_mib_documents_answers_or_lets_the_call_run(big_stor
         hso = out["hookSpecificOutput"]
         assert hso["hookEventName"] == "PreToolUse" and hso["permissionDecision"] == "deny"
         text = hso["permissionDecisionReason"]
-        assert text.startswith("[memhooks cache]") and FENCE_BEGIN in text
+        assert text.startswith("[memhooks cache]") and BEGIN_HEAD in text
         assert query in bigdocs.HITS, query  # a miss or a near-miss is never answered
         answers += 1
     assert answers <= 3

@@ -17,7 +17,7 @@ import pytest
 from conftest import db_rows
 from helpers_site import Site, drip, gzip_bomb, hang, huge, redirect, status
 from memhooks.cli.results import check
-from memhooks.egress import FENCE_BEGIN, FENCE_END
+from memhooks.egress import BEGIN_HEAD, END_HEAD
 from memhooks.ingest import pages
 from memhooks.ingest import sources as sources_mod
 from memhooks.ingest.fetch import Limits
@@ -130,7 +130,7 @@ def test_add_50_pages_then_refresh_downloads_no_body_byte_of_unchanged_pages(sto
         assert _json("search", "gizmo7")["count"] == 0  # the old text went with it
         assert _json("search", "gizmo8")["count"] == 1
         shown = _json("show", str(after[0]))
-        assert shown["content"].startswith(FENCE_BEGIN) and shown["content"].endswith(FENCE_END)
+        assert shown["content"].startswith(BEGIN_HEAD) and shown["content"].rsplit("\n", 1)[1].startswith(END_HEAD)
         assert "zorbulates" in shown["content"]
 
         listed = _json("sources")

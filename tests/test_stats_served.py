@@ -157,3 +157,17 @@ def test_one_bar_and_empty_charts_render_sensibly():
     assert stats_render.hbar(0, 0) == "" and stats_render.hbar(3, 3, 6) == "██████"
     assert stats_render.hbar(1, 100, 6) == "█"
     assert stats_render.token_words(0) == "< 1k tokens" and stats_render.token_words(4_200, False) == "~4k"
+
+
+def test_a_served_docs_call_and_a_lookup_docs_hit_count_alike(store):
+    """Two served query-docs calls and one lc-cache-lookup-docs hit: tier2 counts three hits,
+    so its hit rate agrees with the calls avoided."""
+    from conftest import BIN
+
+    serve_twice("c7_query_docs")
+    lookup = run(["bash", str(BIN / "lc-cache-lookup-docs"), "/facebook/react", "useEffect cleanup"])
+    assert lookup.returncode == 0 and lookup.stdout
+    data = json.loads(cli("stats", "--json"))
+    assert data["serving"]["calls_avoided"] == 2
+    assert data["tier2"]["hits"] == 3 and data["tier2"]["misses"] == 0
+    assert data["tier2"]["hit_rate"] == 1.0

@@ -194,14 +194,14 @@ def test_search_team_fences_and_cites_like_local_results(members, team_url):
     hit = data["results"][0]
     assert hit["citation"] == "[react via context7]" and hit["match"] == "team"
     assert hit["team"]["captured_by"] == 1
-    assert hit["snippet"].startswith("--- begin (reference only) ---")
-    assert hit["snippet"].count("--- end (reference only) ---") == 1  # the planted one is defused
+    assert hit["snippet"].startswith("--- begin memhooks-")
+    assert hit["snippet"].count("--- end (reference only) ---") == 0  # the planted one is defused
     # The hit is now a local document: `show ID` works without the network.
     assert isinstance(hit["id"], int)
     shown = b.cli("show", str(hit["id"]))
     assert "useEffect cleanup runs before unmount" in shown.stdout.decode()
     text = b.cli("search", "--team", "unmount").stdout.decode()
-    assert "cite as: [react via context7]" in text and "--- begin (reference only) ---" in text
+    assert "cite as: [react via context7]" in text and "--- begin memhooks-" in text
     # websearch_to_tsquery syntax from any text never fails
     for q in ('"unterminated', "-", "a OR", "'; DROP TABLE documents; --", "(((", "\udcff x"):
         assert b.cli("search", "--team", q, "--json").returncode == 0
@@ -229,7 +229,7 @@ def test_mcp_search_documents_scope_team(members, team_url, monkeypatch):
     text, is_error = tool_search("disconnect connection", 5, scope="team")
     assert not is_error
     assert "From the team store" in text and "[react via context7]" in text
-    assert "--- begin (reference only) ---" in text
+    assert "--- begin memhooks-" in text
     local_text, _ = tool_search("disconnect connection", 5)  # imported by the team search
     assert "[react via context7]" in local_text
     monkeypatch.setenv("MEMHOOKS_TEAM_URL", "postgresql://u:pw@127.0.0.1:1/x")
@@ -621,7 +621,7 @@ def test_real_mcp_client_searches_the_team_with_scope_team(members, team_url):
     schema = (getattr(tool, "input_schema", None) or tool.inputSchema)["properties"]["scope"]
     assert "team" in json.dumps(schema) and "local" in json.dumps(schema)
     text = "\n".join(c.text for c in team.content)
-    assert not getattr(team, "is_error", getattr(team, "isError", False)) and "[react via context7]" in text and "--- begin (reference only) ---" in text
+    assert not getattr(team, "is_error", getattr(team, "isError", False)) and "[react via context7]" in text and "--- begin memhooks-" in text
     assert "[react via context7]" in "\n".join(c.text for c in local.content)  # now local too
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import load_payload, run, run_hook
-from memhooks.egress import FENCE_BEGIN, FENCE_END, REFERENCE_NOTE, is_marker
+from memhooks.egress import BEGIN_HEAD, END_HEAD, REFERENCE_NOTE, is_marker
 
 MEMHOOKS = [sys.executable, "-m", "memhooks.cli.main"]
 COLUMNS = (80, 120)
@@ -107,7 +107,7 @@ def test_search_at_a_terminal_shows_ranked_snippets_for_people(filled, cols):
     env = dict(os.environ, PAGER="cat")
     out, err, rc = on_pty([*MEMHOOKS, "search", "useEffect", "-n", "4"], cols=cols, rows=200, env=env)
     assert rc == 0, err
-    assert REFERENCE_NOTE not in out and FENCE_BEGIN not in out and FENCE_END not in out
+    assert REFERENCE_NOTE not in out and BEGIN_HEAD not in out and END_HEAD not in out
     assert "get_document" not in out and "memhooks show ID" in out
     lines = out.splitlines()
     assert lines[0].startswith("4 cached documents for \"useEffect\"")
@@ -123,7 +123,7 @@ def test_search_at_a_terminal_shows_ranked_snippets_for_people(filled, cols):
     assert "https://react.dev/reference/react/useEffect" in out or "/facebook/react" in out
     # the agent-facing form of the same search is much longer
     fenced = piped("search", "useEffect", "-n", "4", cols=cols).stdout.decode()
-    assert REFERENCE_NOTE in fenced and fenced.splitlines().count(FENCE_BEGIN) == 4
+    assert REFERENCE_NOTE in fenced and sum(line.startswith(BEGIN_HEAD) for line in fenced.splitlines()) == 4
     assert len(lines) < len(fenced.splitlines())
 
 
@@ -143,11 +143,11 @@ def test_search_wraps_at_word_boundaries(filled, cols):
 
 def test_a_pipe_keeps_the_agent_form_and_the_flags_choose(filled):
     fenced = piped("search", "useEffect").stdout.decode()
-    assert REFERENCE_NOTE in fenced and FENCE_BEGIN in fenced and "cite as:" in fenced
+    assert REFERENCE_NOTE in fenced and BEGIN_HEAD in fenced and "cite as:" in fenced
     out, _, rc = on_pty([*MEMHOOKS, "search", "--fenced", "useEffect"], cols=80, rows=200)
     assert rc == 0 and REFERENCE_NOTE in out
     data = json.loads(piped("search", "--json", "useEffect").stdout)
-    assert data["results"][0]["snippet"].startswith(FENCE_BEGIN)  # --json unchanged
+    assert data["results"][0]["snippet"].startswith(BEGIN_HEAD)  # --json unchanged
 
 
 @pytest.mark.parametrize("cols", COLUMNS)
@@ -159,7 +159,7 @@ def test_search_full_prints_whole_bodies(filled, cols):
     assert full.returncode == 0 and LONG_TAIL in text and "## Part 79" in text
     fits(text, cols)
     fenced = piped("search", "--full", "useEffect unmount paragraph").stdout.decode()
-    assert LONG_TAIL in fenced and FENCE_BEGIN in fenced
+    assert LONG_TAIL in fenced and BEGIN_HEAD in fenced
     data = json.loads(piped("search", "--json", "--full", "useEffect unmount paragraph").stdout)
     assert any(LONG_TAIL in (r.get("content") or "") for r in data["results"])
 
@@ -179,7 +179,7 @@ def test_show_pages_a_long_document_at_a_terminal(filled, tmp_path, cols):
     out, err, rc = on_pty([*MEMHOOKS, "show", str(filled["long"])], cols=cols, env=env)
     assert rc == 0, err
     assert out.startswith("PAGER-WAS-HERE") and LONG_TAIL in out
-    assert REFERENCE_NOTE not in out and FENCE_BEGIN not in out
+    assert REFERENCE_NOTE not in out and BEGIN_HEAD not in out
     fits(out, cols)
     # a short document is printed, not paged
     short_id = json.loads(piped("search", "--json", "Hooks guide").stdout)["results"][0]["id"]
@@ -193,7 +193,7 @@ def test_show_in_a_pipe_is_plain_and_fenced(filled, tmp_path):
     p = piped("show", str(filled["long"]), env=env)
     text = p.stdout.decode()
     assert p.returncode == 0 and "PAGER-WAS-HERE" not in text and LONG_TAIL in text
-    assert text.splitlines().count(FENCE_BEGIN) == 1 and REFERENCE_NOTE in text
+    assert sum(line.startswith(BEGIN_HEAD) for line in text.splitlines()) == 1 and REFERENCE_NOTE in text
 
 
 # ----------------------------------------------------------------------------- doctor

@@ -327,3 +327,29 @@ def test_unreachable_api_is_backed_off_across_sessions(project, store, monkeypat
     warmed = db_rows(store, "SELECT warmed_at FROM warm_state")
     session_start(project)  # answered by the fast path: no scan, no request
     assert db_rows(store, "SELECT warmed_at FROM warm_state") == warmed
+
+
+def test_the_library_cap_bounds_the_requests_and_the_ids_cached(store, tmp_path, api, monkeypatch):
+    """MEMHOOKS_TOP_N=5 and 30 dependencies the API knows: at most 5 search requests, at most 5
+    IDs in tier1 (workers take a name only while answers plus requests in flight fall short)."""
+    monkeypatch.setenv("MEMHOOKS_TOP_N", "5")
+    monkeypatch.setenv("MEMHOOKS_WARM_BUDGET_S", "8")
+    names = [f"lib{i:02d}" for i in range(30)]
+    added = {n: {"id": f"/org{n}/{n}", "title": n, "versions": []} for n in names}
+    LIBS.update(added)
+    proj = tmp_path / "project"  # the store fixture's CLAUDE_PROJECT_DIR
+    proj.mkdir(exist_ok=True)
+    (proj / "package.json").write_text(json.dumps({
+        "name": "app", "version": "1.0.0", "dependencies": {n: "^1.0.0" for n in names}}))
+    serve_search(api)
+    try:
+        out, _ = session_start(proj)
+    finally:
+        for n in names:
+            LIBS.pop(n, None)
+    ctx = context_of(out)
+    assert 1 <= len(searched(api)) <= 5, (searched(api), ctx)
+    db = tmp_path / "data" / "memhooks.db"
+    ids = [lid for (lid,) in db_rows(db, "SELECT library_id FROM tier1 WHERE library_id IS NOT NULL")]
+    assert 1 <= len(ids) <= 5, ids
+    assert sum(f"/org{n}/{n}" in ctx for n in names) == len(ids)

@@ -11,11 +11,12 @@ import click
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
 from memhooks.config import project_dir
-from memhooks.egress import defuse, safe_json
+from memhooks.egress import fence, safe_json
 from memhooks.ingest.pipeline import ingest_pending
 from memhooks.names import checked_library_id
-from memhooks.recall.lc_cache import lookup, lookup_docs
+from memhooks.recall.lc_cache import lookup
 from memhooks.recall.lc_write import parse_write_args, write
+from memhooks.recall.lookup_docs import lookup_covered_docs
 
 
 def register(main: click.Group) -> None:
@@ -67,13 +68,13 @@ def cache_lookup_docs(library_id, topic, as_json):
     if not store_exists():
         no_store(as_json, {**key, "hit": False})
     with closing(open_store()) as conn:
-        hit = lookup_docs(conn, library_id, topic, _project(None))
+        hit = lookup_covered_docs(conn, library_id, topic, _project(None))
     if not hit:
         if as_json:
             echo_json("cache lookup-docs", {**key, "hit": False})
         sys.exit(1)
 
-    body = defuse(hit[1])  # egress: control codes out, fence look-alikes defused (as lc-cache-lookup-docs)
+    body = fence(hit[1])  # egress: fenced with a fresh marker, as lc-cache-lookup-docs prints it
     if as_json:
         echo_json("cache lookup-docs", {**key, "hit": True, "document_id": hit[0], "content": body})
     else:

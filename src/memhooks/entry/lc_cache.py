@@ -13,7 +13,7 @@ from memhooks.gate import blocked
 from memhooks.names import checked_library_id
 from memhooks.recall.lc_cache import _answer, _open_current, _pending_tier1, _pending_tier2, _store
 from memhooks.store.connect import closing, connect
-from memhooks.store.queries import find_tier1, find_tier2
+from memhooks.store.queries import find_tier1
 from memhooks.store.reads import note
 
 USAGE = {
@@ -91,16 +91,17 @@ def _cmd_lookup_docs(args: list[str]) -> None:
         return
 
     db, project = store
-    hit = _answer(db, lambda conn: find_tier2(conn, args[0], args[1]),
+    from memhooks.recall.lookup_docs import find_docs  # the serving rules: only this command's path
+
+    hit = _answer(db, lambda conn: find_docs(conn, args[0], args[1], project),
                   lambda conn: _pending_tier2(db, conn, args[0], args[1]))
     note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
-        from memhooks.egress import defuse
+        from memhooks.egress import fence
 
-        # The seed's contract prints the body as it was written (no fence around it), through
-        # egress: control codes and ESC sequences removed, fence look-alike lines defused.
-        sys.stdout.buffer.write(defuse(hit[1]).encode("utf-8", "surrogatepass"))
-        sys.stdout.flush()
+        # The docs body (the seed's contract), through egress: in a fence with a fresh marker,
+        # control codes and ESC sequences removed, fence look-alike lines defused.
+        _emit(fence(hit[1]))
 
 
 def _cmd_write(args: list[str]) -> None:

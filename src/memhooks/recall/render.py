@@ -5,24 +5,29 @@ for an agent or a terminal; they are re-exported here for the callers that impor
 this module. What is here turns results (dicts from memhooks.recall.search and
 memhooks.recall.libraries) into what is shown: citations, JSON with every stored field made
 safe, and the markdown of `memhooks search/show` and the MCP tools, every stored field
-through egress (`fence` or `one_line`) and every answer through `egress.clean`.
+through egress (`fence`, or `quote`/`token` outside it) and every answer through `egress.clean`.
 """
 
 import time
 
 from memhooks._jsonlite import loads_object
 from memhooks.egress import (  # noqa: F401 - re-exported for callers of this module
+    BEGIN_HEAD,
     DEFUSED,
-    FENCE_BEGIN,
-    FENCE_END,
+    END_HEAD,
     REFERENCE_NOTE,
     WITHHELD,
+    begin_line,
     clean,
     defuse,
+    end_line,
     fence,
+    fence_markers,
     is_marker,
     one_line,
+    quote,
     safe_json,
+    token,
 )
 from memhooks.names import checked_library_id
 
@@ -68,21 +73,21 @@ def citation(doc: dict, matched_first: bool = False) -> str:
         if doc.get("type") == "library-resolve" or not (base or repo):
             meta = loads_object(doc.get("metadata"))
             name = meta.get("library_name") or meta.get("query") or doc.get("title") or doc.get("source")
-            label = one_line(name, 80)
+            label = token(name, 80)
         else:
-            label = one_line(repo, 80) if repo else one_line(doc.get("title"), 80)
+            label = token(repo, 80) if repo else token(doc.get("title"), 80)
         version = doc.get("version")
         if version:
-            label = f"{label}@{one_line(version, 40)}"
-        tail = f" — matched {one_line(base, 200)}" if matched_first and base else ""
+            label = f"{label}@{token(version, 40)}"
+        tail = f" — matched {token(base, 200)}" if matched_first and base else ""
         return f"[{label} via context7{tail}]"
     if tool == "exa":
-        return f"[exa: {one_line(url or doc.get('source'), 300)}]"
+        return f"[exa: {token(url or doc.get('source'), 300)}]"
     if tool == "websearch" and not url:
         meta = loads_object(doc.get("metadata"))
         query = meta.get("query") or str(doc.get("source") or "").removeprefix("websearch:")
-        return f'[web: search "{one_line(query, 120)}"]'
-    return f"[web: {one_line(url or doc.get('source'), 300)}]"
+        return f"[web: search {quote(query, 120)}]"
+    return f"[web: {token(url or doc.get('source'), 300)}]"
 
 
 # ----------------------------------------------------------------------------- results
@@ -110,26 +115,26 @@ def _lid(value) -> str:
 
 def _where(r: dict) -> str:
     if r.get("url"):
-        return one_line(r["url"], 300)
+        return token(r["url"], 300)
     if r.get("library_id"):
-        return one_line(r["library_id"], 200)
-    return one_line(r.get("source"), 200)
+        return token(r["library_id"], 200)
+    return token(r.get("source"), 200)
 
 
 def results_markdown(query: str, results: list[dict], *, person: bool = False) -> str:
     """Markdown for the agent (MCP), or for a person at the terminal (`memhooks search`)."""
-    shown = one_line(query, 120)
+    shown = quote(query, 120)
     if not (query or "").strip():
         if person:
             return "Empty query: nothing searched. Give some words, e.g. memhooks search 'useEffect cleanup'."
         return "Empty query: nothing searched. Pass words to look for in the cached documentation."
     if not results:
         if person:
-            return (f'No cached documents match "{shown}".\n'
+            return (f'No cached documents match {shown}.\n'
                     "memhooks keeps what your agent fetched (Context7, Exa, WebFetch, WebSearch). "
                     "Try fewer or other words; `memhooks stats` shows what is stored, and "
                     "`memhooks import-transcripts` adds what past sessions fetched.")
-        return (f'No cached documents match "{shown}". The cache holds only documentation '
+        return (f'No cached documents match {shown}. The cache holds only documentation '
                 "fetched earlier (Context7, Exa, WebFetch, WebSearch); look it up live instead.")
     how = {r["match"] for r in results}
     note = ""
@@ -137,10 +142,10 @@ def results_markdown(query: str, results: list[dict], *, person: bool = False) -
         note = " (no word match; substring match over the newest documents)"
     elif "fts-any" in how:
         note = " (no document has every word; ranked by any word)"
-    lines = [f'{len(results)} cached document{"s" if len(results) != 1 else ""} for "{shown}"{note}.',
+    lines = [f'{len(results)} cached document{"s" if len(results) != 1 else ""} for {shown}{note}.',
              REFERENCE_NOTE, ""]
     for n, r in enumerate(results, 1):
-        lines.append(f"## {n}. {one_line(r['title'])} (id {r['id']})")
+        lines.append(f"## {n}. {quote(r['title'])} (id {r['id']})")
         lines += _about(r, f"{r.get('bytes') or 0:,} bytes")
         lines.append(fence(r.get("snippet") or ""))
         lines.append("")
@@ -149,23 +154,31 @@ def results_markdown(query: str, results: list[dict], *, person: bool = False) -
     return clean("\n".join(lines))
 
 
+def _reads(doc: dict) -> str:
+    """How often a document was read: the agent's reads apart from a person's when known."""
+    if "agent_reads" in doc or "user_reads" in doc:
+        return (f"read by the agent {int(doc.get('agent_reads') or 0)}×, "
+                f"by you {int(doc.get('user_reads') or 0)}×")
+    return f"accessed {doc['access_count']}×"
+
+
 def _about(doc: dict, size: str) -> list[str]:
     """The provenance lines shown above a result or a document."""
-    facts = [f"{one_line(doc.get('source_tool'), 40)} · {one_line(doc.get('type'), 40)}",
+    facts = [f"{token(doc.get('source_tool'), 40)} · {token(doc.get('type'), 40)}",
              f"from: {_where(doc)}"]
     if doc.get("topic"):
-        facts.append(f"topic: {one_line(doc['topic'], 120)}")
+        facts.append(f"topic: {quote(doc['topic'], 120)}")
     if doc.get("version"):
-        facts.append(f"version: {one_line(doc['version'], 40)}")
+        facts.append(f"version: {token(doc['version'], 40)}")
     if str(doc.get("provenance") or "").startswith("team:"):
-        facts.append(f"from the team store (team member {one_line(doc['provenance'][5:], 64)})")
+        facts.append(f"from the team store (team member {quote(doc['provenance'][5:], 64)})")
     return ["- " + " · ".join(facts),
-            f"- captured {one_line(doc.get('created_at') or '?', 40)} · accessed {doc['access_count']}× · {size}",
+            f"- captured {token(doc.get('created_at') or '?', 40)} · {_reads(doc)} · {size}",
             f"- cite as: {doc['citation']}"]
 
 
 def document_markdown(doc: dict) -> str:
-    lines = [f"# {one_line(doc['title'])} (id {doc['id']})", REFERENCE_NOTE, ""]
+    lines = [f"# {quote(doc['title'])} (id {doc['id']})", REFERENCE_NOTE, ""]
     lines += _about(doc, f"{doc['total_chars']:,} characters")
     if doc.get("capture_truncated"):
         lines.append("- the capture itself was cut at the size cap")
@@ -177,27 +190,27 @@ def document_markdown(doc: dict) -> str:
 
 
 def library_markdown(ans: dict) -> str:
-    name = one_line(ans["name"], 120)
+    name = token(ans["name"], 120)
     if not ans["name"]:
         return "Empty library name."
     lines = []
     if ans["found"]:
-        ver = f" (version {one_line(ans['version'], 40)})" if ans.get("version") else ""
+        ver = f" (version {token(ans['version'], 40)})" if ans.get("version") else ""
         lines.append(f"{name} → {_lid(ans['library_id'])}{ver}")
-        detail = [f"from {one_line(ans['origin'], 40)}", f"{one_line(ans['scope'], 40)} knowledge"]
+        detail = [f"from {token(ans['origin'], 40)}", f"{token(ans['scope'], 40)} knowledge"]
         if ans.get("matched") and ans["matched"] not in ("exact",):
-            detail.append(f"matched: {one_line(ans['matched'], 40)}")
+            detail.append(f"matched: {token(ans['matched'], 40)}")
         if ans.get("versioned_id"):
             detail.append(f"versioned ID: {_lid(ans['versioned_id'])}")
         lines.append("- " + " · ".join(detail))
         if ans.get("matched") == "first":
             lines.append(f"- picked by disambiguation (first result); cite as "
-                         f"[{name} via context7 — matched {_lid(ans['library_id'])}]")
+                         f"[{token(ans['name'], 120)} via context7 — matched {_lid(ans['library_id'])}]")
         if ans["known_versions"]:
-            lines.append("- known versions: " + ", ".join(one_line(v, 40) for v in ans["known_versions"][:20]))
+            lines.append("- known versions: " + ", ".join(token(v, 40) for v in ans["known_versions"][:20]))
         if ans["cached_topics"]:
             lines.append("- cached docs (use get_document): " + "; ".join(
-                f"{one_line(t['topic'], 60)} → id {t['document_id']}{'' if t['fresh'] else ' (stale)'}"
+                f"{quote(t['topic'], 60)} → id {t['document_id']}{'' if t['fresh'] else ' (stale)'}"
                 for t in ans["cached_topics"][:10]))
     elif ans.get("negative"):
         lines.append(f"{name}: known NOT to be in Context7 ({ans['negative']['scope']} negative entry, "
@@ -210,14 +223,14 @@ def library_markdown(ans: dict) -> str:
         for a in ans["alternatives"]:
             bits = [_lid(a["library_id"])]
             if a.get("title"):
-                bits.append(one_line(a["title"], 60))
+                bits.append(quote(a["title"], 60))
             if a.get("benchmark_score") is not None:
-                bits.append(f"benchmark {one_line(a['benchmark_score'], 20)}")
+                bits.append(f"benchmark {token(a['benchmark_score'], 20)}")
             if a.get("reputation"):
-                bits.append(f"reputation {one_line(a['reputation'], 20)}")
+                bits.append(f"reputation {token(a['reputation'], 20)}")
             elif a.get("trust_score") is not None:
-                bits.append(f"trust {one_line(a['trust_score'], 20)}")
+                bits.append(f"trust {token(a['trust_score'], 20)}")
             if a.get("versions"):
-                bits.append("versions " + ", ".join(one_line(v, 30) for v in a["versions"][:5]))
+                bits.append("versions " + ", ".join(token(v, 30) for v in a["versions"][:5]))
             lines.append("- " + " · ".join(bits))
     return clean("\n".join(lines))

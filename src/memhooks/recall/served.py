@@ -8,9 +8,8 @@ is always fenced (memhooks.egress); values in a header line pass `q` (their chec
 form, quoted).
 """
 
-from memhooks._jsonlite import dumps_str
 from memhooks.config import number, setting
-from memhooks.egress import REFERENCE_NOTE, clean, fence, one_line
+from memhooks.egress import REFERENCE_NOTE, clean, fence, quote
 
 
 def num(name: str, default: float) -> float:
@@ -27,8 +26,8 @@ def s(value, limit: int = 2000) -> str:
 
 
 def q(text, limit: int = 160) -> str:
-    """A value in a header: its checked one-line form, quoted."""
-    return dumps_str(one_line(text, limit))
+    """A value in a header: quoted by egress's one quoting function."""
+    return quote(text, limit)
 
 
 def served_head(what: str, when: str, asked: str) -> str:

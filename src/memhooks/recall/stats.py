@@ -102,8 +102,15 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
 
     counters = {(r["tier"], r["outcome"]): r["count"] or 0 for r in stats_queries.stats_counters(conn, p)}
 
+    served = serving(conn, p)
+    # A served Context7 docs call is a tier2 hit, as a lc-cache-lookup-docs hit is: both answer
+    # (library, topic) from the store under the same rules, so the hit rate and the calls
+    # avoided count them alike.
+    served_docs = sum(r["calls_avoided"] for r in served["by_tool"] if r["tool"] == "context7-docs")
+
     def tier(name, row, negative: bool) -> dict:
         hits, misses = counters.get((name, "hit"), 0), counters.get((name, "miss"), 0)
+        hits += served_docs if name == "tier2" else 0
         return {"total": row["total"], "fresh": row["fresh"],
                 "negative": row["negative"] if negative else 0,
                 "negative_fresh": row["negative_fresh"] if negative else 0,
@@ -117,7 +124,6 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         return [{"reason": r["reason"] or "(none)", "count": r["count"]}
                 for r in stats_queries.stats_event_reasons(conn, p, state, limit)]
 
-    served = serving(conn, p)
     file_bytes, wal_bytes = _size(db_path), _size(db_path + "-wal")
     on_disk = store_files(db_path)
     files = [{"name": label, "path": path, "bytes": n} for label, path, n in on_disk]

@@ -12,6 +12,7 @@ a statement is built here from constants (placeholders, column lists, scope cond
 import sqlite3
 import time
 
+from memhooks.config import tier1_ttl_s
 from memhooks.names import library_key, lookup_keys, loose_key, topic_key
 
 
@@ -51,7 +52,7 @@ def find_tier1(conn, name: str, project: str, now: float | None = None) -> dict 
                     "versioned_id": row["versioned_id"], "origin": row["origin"],
                     "matched": row["matched"], "scope": scope}
     lib = find_library(conn, name)
-    if lib is not None:
+    if lib is not None and _seen_since(conn, lib, now - tier1_ttl_s()):  # fresh hits only
         return {"name": name, "library_id": lib, "version": None, "versioned_id": None,
                 "origin": "libraries", "matched": "exact", "scope": "global"}
     return None
@@ -95,6 +96,14 @@ def rank_libraries(conn, name: str, *, pattern: str | None = None, exclude: str 
         f" ORDER BY ({title}) DESC, ({title} OR {tail}) DESC, {LIBRARY_RANK} LIMIT ?",
         (*params, *bare, *bare, *bare, limit),
     ).fetchall()
+
+
+def _seen_since(conn, library_id: str, since: float) -> bool:
+    """Whether a known library was seen (captured or searched) since `since`: the tier1 TTL
+    holds for an answer from the table of known libraries too."""
+    row = _rows(conn, "SELECT max(last_seen) FROM libraries WHERE library_id = ?",
+                (library_id,)).fetchone()
+    return row is not None and row[0] is not None and row[0] > since
 
 
 def find_library(conn, name: str) -> str | None:

@@ -255,7 +255,10 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_
             run.answers[name] = SearchAnswer(name, "not-found")
 
     async def worker(client):
-        while queue and not stop.is_set() and (want is None or found < want):
+        # A name is taken only while the answers found plus the requests still in flight fall
+        # short of `want`: the cap bounds the requests made, not only the answers counted (a
+        # request that finds nothing frees its slot for the next name: the backfill).
+        while queue and not stop.is_set() and (want is None or found + len(in_flight) < want):
             if deadline - time.monotonic() <= 0.01:
                 return
             await one(client, queue.pop(0))

@@ -176,8 +176,8 @@ def warm(conn, project: str, *, budget_s: float | None = None, top_n: int | None
             _record_api(conn, project, result, run, todo, now)
             for r in bumped:  # the versions a library has now: the new version's pinned ID
                 _store_libraries(conn, run.answers.get(r.name), now)
-        _record_tier1(conn, project, entries, now)
         chosen = _choose(entries, top_n)
+        _record_tier1(conn, project, chosen, now)  # the cap bounds the IDs cached, not only told
         _record_scan(conn, project, scan, chosen, now)
         note = status_note(conn, now, documents=not any(r.library_id for r in chosen))
     result.entries = chosen
@@ -239,6 +239,13 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
             if known and found:
                 r.library_id, r.how = found, "warm-local"
                 r.cached = known.get("origin") != "libraries"  # another project's tier1
+            elif known is None:
+                # A known library seen longer ago than the tier1 TTL is no fresh hit; the warm
+                # may still re-resolve it offline (no request), and says so.
+                stale = checked_library_id(queries.find_library(conn, dep.name) or "")
+                if stale and agrees(dep.name, dep.ecosystem, stale, repository=r.repository):
+                    r.library_id, r.how = stale, "warm-local"
+                    r.cause = "re-resolved offline from known libraries (not checked with Context7 now)"
         entries.append(r)
         if r.how == "unresolved":
             todo.append(r)
