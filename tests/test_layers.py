@@ -111,7 +111,9 @@ def test_a_planted_room_cycle_is_caught(tmp_path):
 # Where an import inside a function is allowed: the process entry points (entry/, the
 # dispatchers _entry and _launch, bootstrap), which load each process's path only; and the
 # optional-dependency spots, which import an optional extra only where it is used.
-DEFERRING = {"memhooks._entry", "memhooks._launch", "memhooks.bootstrap"}
+# (cli.mcp_server is the `memhooks mcp` process's entry: it loads the MCP SDK and each tool's
+# modules on first use, like the modules in entry/.)
+DEFERRING = {"memhooks._entry", "memhooks._launch", "memhooks.bootstrap", "memhooks.cli.mcp_server"}
 OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside a function
     "memhooks.team.pull": {"psycopg"}, "memhooks.team.push": {"psycopg"},
     "memhooks.team.search": {"psycopg"}, "memhooks.team.status": {"psycopg"},
@@ -125,7 +127,7 @@ OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside 
     # Salvaging a damaged journal writes packs (hashlib, lzma): never on the capture hook.
     "memhooks.store.health": {"memhooks.store.packs"},
 }
-MAX_FUNCTION_IMPORTS = 60
+MAX_FUNCTION_IMPORTS = 74  # a ratchet: 73 today (entry/, _launch, bootstrap and the MCP entry hold 62 of them); lower it as they go
 
 
 def function_imports(root: Path) -> dict[str, list[tuple[int, str]]]:

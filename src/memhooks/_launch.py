@@ -60,9 +60,13 @@ def main(argv):
         if hasattr(_signal, "SIGXFSZ"):
             _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     if cmd == "post-tool-use":
-        pass
+        from memhooks.entry.post_tool_use import main as post_main
+
+        return post_main(args)
     elif cmd == "pre-tool-use":
-        pass
+        from memhooks.entry.pre_tool_use import main as pre_main
+
+        return pre_main(args)
     elif cmd == "session-start":
         from memhooks.entry.session_start import main as start_main
 

@@ -33,7 +33,10 @@ Everything here is linear in its input: no regular expressions, one pass per ste
 """
 
 import os
+import re
 import unicodedata
+
+from memhooks import _confusables as data
 
 # Each fence gets a fresh random marker (os.urandom, the source `secrets` draws from: `secrets`
 # itself loads `re`, `enum` and `hashlib`, which the hot paths leave out), named in its opening
@@ -79,9 +82,6 @@ def _drop_escapes(s: str) -> str:
     """`s` without its ESC sequences, each removed whole (linear: see _ESC_PATTERN)."""
     global _ESC_RE
     if _ESC_RE is None:
-        # lazy: `re` only for text holding an escape sequence
-        import re
-
         _ESC_RE = re.compile(_ESC_PATTERN)
     return _ESC_RE.sub("", s)
 
@@ -134,9 +134,6 @@ def _table() -> dict:
     """str.translate table: code point -> folded ASCII, or None (removed)."""
     global _TABLE
     if _TABLE is None:
-        # lazy: the confusables table (large) only when a fence candidate is checked
-        from memhooks import _confusables as data
-
         table: dict = {}
         for part in data.DROP.split(","):
             lo, _, hi = part.partition("-")
@@ -156,9 +153,6 @@ def _rule2_pattern():
     then anything but letters and digits, then begin or end as a whole word; the match runs
     to the end of the line. Possessive repetition: linear."""
     if not _RULE2:
-        # lazy: `re` only when the pattern is first needed
-        import re
-
         words = "|".join(_FENCE_WORDS)
         _RULE2.append(re.compile(
             f"(?m)^[ \\t]*+(?:-|==|__|~~|\\*\\*)(?:[^\\w\\n]|_)*+(?:{words})(?![^\\W_])[^\\n]*+"))

@@ -79,7 +79,7 @@ def _open_reader():
     """The store, projected up to date; None when there is none (a read never creates it)."""
     if not store_exists():
         return None
-    from memhooks.ingest.pipeline import open_reader  # noqa: PLC0415 - lazy: pydantic, at the first tool call
+    from memhooks.ingest.pipeline import open_reader
 
     return open_reader()
 
@@ -102,7 +102,7 @@ def _store_guard(fn):
 
 @_store_guard
 def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
-    from memhooks.recall import search  # noqa: PLC0415 - lazy: search code at the first tool call
+    from memhooks.recall import search
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
         return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
@@ -110,7 +110,7 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
     if scope not in SCOPES:
         return f"scope must be one of {', '.join(SCOPES)}; got {one_line(str(scope), 20)}", True
     if scope == "team":
-        from memhooks.team.search import tool_search_team  # noqa: PLC0415 - lazy: only for a team search
+        from memhooks.team.search import tool_search_team
 
         return tool_search_team(query, limit)
     conn = _open_reader()
@@ -123,7 +123,7 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
 
 @_store_guard
 def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
-    from memhooks.recall import search  # noqa: PLC0415 - lazy: search code at the first tool call
+    from memhooks.recall import search
 
     conn = _open_reader()
     if conn is None:
@@ -138,7 +138,7 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
 
 @_store_guard
 def tool_lookup(name: str) -> tuple[str, bool]:
-    from memhooks.recall.libraries import lookup_library  # noqa: PLC0415 - lazy: at the first tool call
+    from memhooks.recall.libraries import lookup_library
 
     conn = _open_reader()
     if conn is None:
@@ -243,8 +243,8 @@ def _skip_sdk_package_inits() -> None:
             sys.modules[name] = module
         # lazy: the SDK is heavy, never imported when this module loads (import statements,
         # not importlib.import_module: `-X importtime` and the start-up test see these)
-        import mcp.server.lowlevel.server  # noqa: PLC0415
-        import mcp.server.stdio  # noqa: F401, PLC0415
+        import mcp.server.lowlevel.server
+        import mcp.server.stdio  # noqa: F401
     except Exception:  # noqa: BLE001 - any surprise from the SDK's layout: undo, import normally
         for name in list(sys.modules):
             if name == "mcp" or name.startswith("mcp."):
@@ -263,8 +263,8 @@ def _import_sdk() -> None:
     gc.disable()
     try:
         _skip_sdk_package_inits()
-        import mcp.server.lowlevel.server  # noqa: PLC0415 - lazy: see _skip_sdk_package_inits
-        import mcp.server.stdio  # noqa: F401, PLC0415
+        import mcp.server.lowlevel.server
+        import mcp.server.stdio  # noqa: F401
     finally:
         if enabled:
             gc.freeze()
@@ -293,8 +293,8 @@ def build_server():
     these three fixed tools need."""
     _import_sdk()
     # lazy: the SDK (heavy), only when the server is built; never when this module loads
-    from mcp.server.lowlevel.server import Server  # noqa: PLC0415
-    from mcp_types import (  # noqa: PLC0415
+    from mcp.server.lowlevel.server import Server
+    from mcp_types import (
         CallToolResult,
         ListToolsResult,
         TextContent,
@@ -311,7 +311,7 @@ def build_server():
         return ListToolsResult(tools=tools)
 
     async def run_tool(ctx, params) -> CallToolResult:
-        import anyio.to_thread  # noqa: PLC0415 - lazy: with the SDK (see above)
+        import anyio.to_thread
 
         # Off the event loop: a slow store read must not stall pings or cancellation.
         text, is_error = await anyio.to_thread.run_sync(call_tool, params.name, params.arguments)
@@ -322,7 +322,7 @@ def build_server():
 
 
 async def _serve(server) -> None:
-    from mcp.server.stdio import stdio_server  # noqa: PLC0415 - lazy: the SDK, see build_server
+    from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -346,7 +346,7 @@ def main(args: list[str] | None = None, *, exit_now: bool = True) -> int:
         return 2
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     server = build_server()
-    import anyio  # noqa: PLC0415 - lazy: with the SDK, see build_server
+    import anyio
 
     try:
         anyio.run(_serve, server)

@@ -7,6 +7,7 @@ import os
 import sys
 
 import click
+from rich.console import Console
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
 from memhooks.cli._people import document_text, page, results_text
@@ -172,8 +173,6 @@ def stats_cmd(as_json, html_file, project, full):
 
 def _rendered(data: dict) -> str:
     """Every table of `memhooks stats` as text (with the terminal's colours) for the pager."""
-    from rich.console import Console  # noqa: PLC0415 - lazy: rich, only for people's output (CLI start-up)
-
     console = Console(width=width())
     with console.capture() as captured:
         stats_render.render(data, console)

@@ -8,6 +8,8 @@ the stemmer and a shared prefix of five or more letters.
 
 from __future__ import annotations
 
+import re
+
 TYPE_CHECKING = False  # `re` (and `enum`) load in _res() on first use: here for annotations only
 if TYPE_CHECKING:
     import re
@@ -22,9 +24,6 @@ def _res() -> list[re.Pattern[str]]:
     """(word, snippet separator, heading) patterns, compiled on first use: `re` (and `enum`)
     is the largest import of a hook run, and a query alone is split without it."""
     if not _RES:
-        # lazy: the PreToolUse serve decision runs under `python -I -S` (see the docstring)
-        import re
-
         _RES.extend((re.compile(r"[^\W_]+"),
                      # Context7 separates snippets with a line of dashes; `### ` starts one too.
                      re.compile(r"^-{10,}[ \t]*$", re.MULTILINE),
