@@ -35,3 +35,13 @@ def is_begin(line: str) -> bool:
 def is_end(line: str, text: str) -> bool:
     """`line` closes one of the fences opened in `text`."""
     return any(line == end_line(m) for m in fence_markers(text))
+
+
+def bodies(text: str) -> list[str]:
+    """The body of every fence in `text`, in order (a fence never closed is left out)."""
+    out = []
+    for m in fence_markers(text):
+        head, close = f"{begin_line(m)}\n", f"\n{end_line(m)}"
+        if head in text and close in text.split(head, 1)[1]:
+            out.append(text.split(head, 1)[1].split(close, 1)[0])
+    return out

@@ -397,7 +397,7 @@ def test_team_text_says_it_came_from_the_team_store_and_whose_it_is(members, tea
     found = json.loads(bob.cli("search", "disconnect", "--json").stdout)["results"]
     assert found[0]["provenance"] == f"team:{alice_id}"
     shown = bob.cli("show", str(found[0]["id"])).stdout.decode()
-    assert f"from the team store (team member {alice_id})" in shown
+    assert f'from the team store (team member "{alice_id}")' in shown  # quoted, outside the fence
     # Alice's own copy is hers: nothing says "team store" to her.
     mine = pre_tool_use(alice, "query-docs", {"libraryId": "/facebook/react", "query": "useEffect cleanup function"})
     assert mine and "team store" not in mine

@@ -38,6 +38,8 @@ from fake_api import WEB_SEARCH_RESULTS
 from stub_context7 import DOCS_PHRASE
 from stub_exa import EXA_PHRASE, FAIL_WORD
 
+from fences import bodies
+
 pytestmark = pytest.mark.e2e
 claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
 
@@ -47,8 +49,9 @@ claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed
 
 
 REPO = harness.REPO_ROOT
-BEGIN = "--- begin (reference only) ---"
-END = "--- end (reference only) ---"
+# The throw-away plugin's fake MCP server wraps its answer in these fixed lines.
+FAKE_BEGIN = "--- begin (reference only) ---"
+FAKE_END = "--- end (reference only) ---"
 PAYLOAD_DIR = REPO / "tests" / "fixtures" / "payloads" / "real-cli"
 
 
@@ -320,8 +323,8 @@ def test_search_documents_returns_fenced_capture(scenario: Scenario) -> None:
     except ValueError:
         text = raw
     text = text.replace("**", "")
-    assert BEGIN in text and END in text, raw[:3000]
-    fenced = [seg.split(END, 1)[0] for seg in text.split(BEGIN)[1:] if END in seg]
+    fenced = bodies(text)
+    assert fenced, raw[:3000]
     assert any(DOCS_PHRASE in seg for seg in fenced), f"query-docs text is not inside a fence:\n{raw[:3000]}"
 
 
@@ -396,7 +399,7 @@ def _throwaway_plugin(root: Path) -> Path:
     (plug / "hooks" / "session-start").chmod(0o755)
     (plug / "hooks.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
         {"type": "command", "command": '"${CLAUDE_PLUGIN_ROOT}/hooks/session-start"', "timeout": 10}]}]}}))
-    (plug / "fake_mcp.py").write_text(_FAKE_MCP % (str(harness.HERE), BEGIN, END))
+    (plug / "fake_mcp.py").write_text(_FAKE_MCP % (str(harness.HERE), FAKE_BEGIN, FAKE_END))
     (plug / ".mcp.json").write_text(json.dumps({"mcpServers": {"memhooks": {
         "command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/fake_mcp.py"]}}}))
     return plug
@@ -415,7 +418,7 @@ def test_harness_selftest_throwaway_plugin(claude_bin: Path, tmp_path: Path) -> 
     assert DOCS_PHRASE in r.tool_result_text(ID_DOCS)
     assert EXA_PHRASE in r.tool_result_text(ID_EXA)
     search = r.tool_result_text(ID_SEARCH) or ""
-    assert BEGIN in search and DOCS_PHRASE in search, r.describe()
+    assert FAKE_BEGIN in search and DOCS_PHRASE in search, r.describe()
     assert len(r.payloads("PostToolUse")) == 6, r.describe()
 
 

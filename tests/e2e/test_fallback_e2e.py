@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness
 from stub_context7 import DOCS_PHRASE, RATE_LIMITED
 
+from fences import bodies
+
 pytestmark = pytest.mark.e2e
 claude_bin = harness.claude_bin  # the shared fixture: the pinned and the newest CLI
 
-BEGIN = "--- begin (reference only) ---"
-END = "--- end (reference only) ---"
 C7 = "mcp__context7__"
 LIB = "/facebook/react"
 SAME = "useEffect cleanup"
@@ -104,8 +104,9 @@ def _text(block: dict | None) -> str:
 
 
 def _fenced(text: str) -> str:
-    assert f"\n{BEGIN}\n" in text and f"\n{END}" in text, text[:2000]
-    return text.split(f"\n{BEGIN}\n", 1)[1].split(f"\n{END}", 1)[0]
+    found = bodies(text)
+    assert len(found) == 1, text[:2000]
+    return found[0]
 
 
 def _docs_calls(r: harness.SessionResult) -> list[str]:

@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness
 from stub_context7 import DOCS_PHRASE
 
+from fences import bodies
+
 pytestmark = pytest.mark.e2e
 claude_bin = harness.claude_bin  # the shared fixture: the pinned CLI, installed once
 
-BEGIN = "--- begin (reference only) ---"
-END = "--- end (reference only) ---"
 C7 = "mcp__context7__"
 LIB = "/facebook/react"
 SAME = "useEffect cleanup"
@@ -96,8 +96,9 @@ def _result_block(r: harness.SessionResult, tool_use_id: str) -> dict | None:
 
 def _fenced(text: str) -> str:
     """The text between the fence lines (the note above the fence names them too)."""
-    assert f"\n{BEGIN}\n" in text and f"\n{END}" in text, text[:2000]
-    return text.split(f"\n{BEGIN}\n", 1)[1].split(f"\n{END}", 1)[0]
+    found = bodies(text)
+    assert len(found) == 1, text[:2000]
+    return found[0]
 
 
 def _text(block: dict | None) -> str:
