@@ -110,7 +110,7 @@ def test_the_hooks_exit_zero_and_serving_answers_after_the_next_ingest(damaged):
 
 
 def test_the_mcp_tools_heal_and_answer(damaged):
-    code = ("from memhooks.cli.mcp_server import tool_lookup, tool_search\n"
+    code = ("from memhooks.entry.mcp import tool_lookup, tool_search\n"
             "text, err = tool_search('useEffect cleanup')\n"
             "assert not err and 'useEffect' in text, text\n"
             "text, err = tool_lookup('react')\n"

@@ -571,7 +571,7 @@ def hostile_docs(store):
 
 
 def test_lookalike_markers_in_titles_urls_and_bodies(hostile_docs):
-    from memhooks.cli import mcp_server
+    from memhooks.entry import mcp as mcp_server
 
     text, err = mcp_server.tool_search("hooks", 50)
     assert not err

@@ -111,23 +111,17 @@ def test_a_planted_room_cycle_is_caught(tmp_path):
 # Where an import inside a function is allowed: the process entry points (entry/, the
 # dispatchers _entry and _launch, bootstrap), which load each process's path only; and the
 # optional-dependency spots, which import an optional extra only where it is used.
-# (cli.mcp_server is the `memhooks mcp` process's entry: it loads the MCP SDK and each tool's
-# modules on first use, like the modules in entry/.)
-DEFERRING = {"memhooks._entry", "memhooks._launch", "memhooks.bootstrap", "memhooks.cli.mcp_server"}
+DEFERRING = {"memhooks._entry", "memhooks._launch", "memhooks.bootstrap"}
 OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside a function
-    "memhooks.team.pull": {"psycopg"}, "memhooks.team.push": {"psycopg"},
-    "memhooks.team.search": {"psycopg"}, "memhooks.team.status": {"psycopg"},
-    "memhooks.team.store": {"psycopg"},
+    "memhooks.team.store": {"psycopg"},  # driver(): the team database's optional driver
     # The one standard-library module read late: only a config.toml that is not flat `key =
     # value` lines needs tomllib, which costs several ms (re, datetime) on every hook.
     "memhooks.config_file": {"tomllib"},
     # The migration runner is built on sqlite-utils, which no hot path may load: connect()
     # reaches it only when it migrates (hooks connect with migrate=False).
     "memhooks.store.connect": {"memhooks.store.migrate"},
-    # Salvaging a damaged journal writes packs (hashlib, lzma): never on the capture hook.
-    "memhooks.store.health": {"memhooks.store.packs"},
 }
-MAX_FUNCTION_IMPORTS = 74  # a ratchet: 73 today (entry/, _launch, bootstrap and the MCP entry hold 62 of them); lower it as they go
+MAX_FUNCTION_IMPORTS = 60  # a ratchet: lower it as they go
 
 
 def function_imports(root: Path) -> dict[str, list[tuple[int, str]]]:

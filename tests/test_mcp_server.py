@@ -157,17 +157,18 @@ def test_plugin_shim_serves_and_cli_command_serves(store, tmp_path):
 
 
 def test_module_import_is_light():
-    """The SDK is imported inside main(), not when the module is imported."""
-    code = ("import sys, memhooks.cli.mcp_server; "
+    """The SDK is imported when the server is built, not when the module is imported (the
+    click CLI imports it for its `mcp` command; the store code it needs loads with it)."""
+    code = ("import sys, memhooks.entry.mcp; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('mcp', 'mcp_types', 'pydantic', 'anyio', 'click', 'rich'))))")
+            "('mcp', 'mcp_types', 'anyio', 'click', 'rich'))))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
                          text=True, check=True, timeout=60)
     assert json.loads(out.stdout) == []
 
 
 def test_help_and_bad_arguments():
-    from memhooks.cli.mcp_server import main
+    from memhooks.entry.mcp import main
 
     assert main(["--help"]) == 0
     assert main(["--bogus"]) == 2
@@ -210,7 +211,7 @@ def test_server_is_the_low_level_stdio_one_and_exits_when_stdin_closes(tmp_path)
 def test_sdk_import_pauses_the_garbage_collector_only_while_it_runs():
     """The SDK is imported with the collector paused; afterwards it runs again (its state as
     before), with what the import built frozen out of later collections."""
-    code = ("import gc, sys; from memhooks.cli import mcp_server; "
+    code = ("import gc, sys; from memhooks.entry import mcp as mcp_server; "
             "mcp_server._import_sdk(); "
             "print(gc.isenabled(), gc.get_freeze_count() > 1000, "
             "'mcp.server.lowlevel.server' in sys.modules, 'mcp.server.stdio' in sys.modules); "

@@ -227,7 +227,7 @@ def test_reads_split_agent_from_user(filled):
         web_id = conn.execute("SELECT id FROM documents WHERE source_tool = 'webfetch'").fetchone()[0]
     finally:
         conn.close()
-    from memhooks.cli.mcp_server import tool_get, tool_search
+    from memhooks.entry.mcp import tool_get, tool_search
 
     tool_search("useEffect cleanup")  # agent (MCP)
     tool_get(react_id)  # agent (MCP)

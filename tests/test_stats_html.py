@@ -49,7 +49,7 @@ def page(store, tmp_path):
     for session in ("served-1", "served-2"):
         served = run_hook("pre-tool-use", dict(call, hook_event_name="PreToolUse", session_id=session))
         assert b"permissionDecision" in served.stdout
-    from memhooks.cli.mcp_server import tool_get, tool_search
+    from memhooks.entry.mcp import tool_get, tool_search
 
     for _ in range(3):
         tool_search("flamingo teardown ritual")

@@ -97,7 +97,7 @@ def test_stats_html_is_private_and_names_no_home(filled, tmp_path, monkeypatch):
 
 def test_search_shows_the_agents_reads_apart_from_yours(filled):
     from conftest import db_rows
-    from memhooks.cli.mcp_server import tool_get
+    from memhooks.entry.mcp import tool_get
 
     doc_id = db_rows(filled, "SELECT id FROM documents WHERE source_tool = 'webfetch'")[0][0]
     title = db_rows(filled, "SELECT title FROM documents WHERE id = ?", (doc_id,))[0][0]

@@ -224,7 +224,7 @@ def test_mcp_search_documents_scope_team(members, team_url, monkeypatch):
     a.capture(docs_payload())
     for k, v in b.env.items():
         monkeypatch.setenv(k, v)
-    from memhooks.cli.mcp_server import tool_search
+    from memhooks.entry.mcp import tool_search
 
     text, is_error = tool_search("disconnect connection", 5, scope="team")
     assert not is_error

@@ -229,13 +229,13 @@ def test_lc_cache_and_mcp_tools_survive_a_damaged_store(store):
     r = run([BIN / "lc-cache-lookup", "react"], timeout=60)
     assert r.returncode == 0 and r.stdout == b""
     assert b"Traceback" not in r.stderr and len(r.stderr.splitlines()) <= 1
-    from memhooks.cli.mcp_server import tool_search
+    from memhooks.entry.mcp import tool_search
 
     text, _ = tool_search("variant")  # the lookup above healed the store: answers again
     assert "Traceback" not in text and "variant" in text
     _damage(store, "garbage-header")
     for fn in ("tool_search", "tool_get", "tool_lookup"):
-        from memhooks.cli import mcp_server
+        from memhooks.entry import mcp as mcp_server
 
         text, _ = getattr(mcp_server, fn)("1" if fn == "tool_get" else "react")
         assert "Traceback" not in text

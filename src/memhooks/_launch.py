@@ -84,8 +84,7 @@ def main(argv):
 
         return ingest_main(args)
     elif cmd == "mcp":
-        # Not a hook and not in entry/: the server is a click-free cli module above it.
-        from memhooks.cli.mcp_server import main as mcp_main
+        from memhooks.entry.mcp import main as mcp_main
 
         return mcp_main(args)
     sys.stderr.write(f"memhooks: unknown entry command {cmd!r}\n")

@@ -1,5 +1,5 @@
 """`memhooks search`, `show`, `stats` and `mcp`: thin click commands over
-memhooks.recall.search, memhooks.recall.stats and memhooks.cli.mcp_server."""
+memhooks.recall.search, memhooks.recall.stats and memhooks.entry.mcp."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from rich.console import Console
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
 from memhooks.cli._people import document_text, page, results_text
-from memhooks.cli.mcp_server import main as mcp_main
 from memhooks.config import db_path
+from memhooks.entry.mcp import main as mcp_main
 from memhooks.recall import render, search, stats, stats_render, stats_summary
 from memhooks.store.stats_queries import reads_by_document
 from memhooks.team.search import TeamError

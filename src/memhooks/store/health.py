@@ -31,6 +31,7 @@ import zlib
 from memhooks.config import db_path, journal_path
 from memhooks.log import log_error, log_exception
 from memhooks.store.journal import mark_restart, requeue_derived, requeue_packs
+from memhooks.store.packs import pack_lines
 from memhooks.store.sqlite_file import closing, connect_reader, ensure_journal_schema, not_regular, open_file
 
 SQLITE_CORRUPT = 11
@@ -347,8 +348,6 @@ def _salvage_packs(src, dst) -> int:
     """Copy the packs and blobs still readable in a journal moved aside (`src`, read-only)
     into the live one (`dst`, no transaction open). Returns the packed events and blobs
     copied. A pack or blob that cannot be read is skipped alone."""
-    # lazy: the packs (hashlib, lzma) stay off the capture hook, which imports health
-    from memhooks.store.packs import pack_lines
 
     copied = 0
     try:

@@ -34,7 +34,7 @@ from memhooks.store.projections import (
     upsert_tier2,
 )
 from memhooks.team.pull_tier1 import pull_tier1
-from memhooks.team.store import dict_rows, statement_timeout_ms
+from memhooks.team.store import dict_rows, driver, statement_timeout_ms
 from memhooks.team.trust import (
     checked_library,
     checked_member,
@@ -79,9 +79,7 @@ class _Budget:
         if left_ms <= 0:
             self.summary["complete"] = False
             raise _OutOfTime
-        # lazy: optional dependency (psycopg), loaded with the team store
-        from psycopg import errors
-
+        errors = driver().errors
         try:
             with pg.transaction():
                 cur = dict_rows(pg)

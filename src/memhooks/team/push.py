@@ -24,7 +24,7 @@ from memhooks.store.connect import transaction
 from memhooks.store.projections import content_hash, storable_text
 from memhooks.store.team_local import mark_forgets_done, mark_pushed, pending_forgets
 from memhooks.team.settings import exclusions, is_excluded
-from memhooks.team.store import team_id
+from memhooks.team.store import dict_rows, driver, team_id
 
 BATCH_DOCS = 500
 BATCH_BYTES = 8 * 1024 * 1024
@@ -73,10 +73,7 @@ def _ensure_temp(pg) -> None:
 def _push_documents(pg, member: str, rows: list[tuple]) -> int:
     """One batch of documents (inside the caller's transaction). Returns rows inserted."""
     _ensure_temp(pg)
-    # lazy: heavy optional dependency (psycopg)
-    from psycopg.rows import dict_row
-
-    with pg.cursor(row_factory=dict_row) as cur:
+    with dict_rows(pg) as cur:
         with cur.copy(f"COPY push_docs ({_DOC_TMP}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
@@ -266,8 +263,7 @@ def push(conn, pg, *, budget_s: float | None = None, batch_docs: int = BATCH_DOC
 
 
 def _commit_docs(conn, pg, member: str, rows: list[tuple], marks: list[tuple[str, int]]) -> int:
-    from psycopg import errors  # lazy: optional dependency (memhooks[team])
-
+    errors = driver().errors
     for attempt in range(3):
         try:
             with pg.transaction():

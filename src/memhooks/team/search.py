@@ -25,7 +25,7 @@ from memhooks.store.reads import note_documents
 from memhooks.team.pull import _with_team
 from memhooks.team.runner import open_team
 from memhooks.team.settings import team_url
-from memhooks.team.store import TeamError, classify
+from memhooks.team.store import TeamError, classify, dict_rows
 from memhooks.team.trust import (
     checked_library,
     checked_member,
@@ -64,9 +64,6 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
                 import_hits: bool = True, now: float | None = None) -> list[dict]:
     """Ranked team documents as result dicts in the local result shape (see
     memhooks.recall.search). The id is the local id of the imported copy."""
-    # lazy: heavy optional dependency (psycopg)
-    from psycopg.rows import dict_row
-
     try:
         limit = max(1, min(int(limit), local.MAX_LIMIT))
     except (TypeError, ValueError):
@@ -78,7 +75,7 @@ def search_team(conn, pg, query, limit: int = 10, *, project: str | None = None,
     # common word it walks the primary key backwards and stops after RANK_WINDOW matches.
     tsq = "websearch_to_tsquery('english', %(q)s)"
     with pg.transaction():
-        rows = pg.cursor(row_factory=dict_row).execute(
+        rows = dict_rows(pg).execute(
             "SELECT r.id, r.content_hash, r.title, r.source, r.source_tool, r.type, r.url, r.library_id,"
             " r.topic, r.version, r.created_at, r.last_seen, r.bytes, r.metadata, r.rank,"
             " CASE WHEN octet_length(r.content) <= %(whole)s THEN r.content"
@@ -130,9 +127,6 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     """Bring the hits into the local store, through the same checks as a pull (content
     hashed again, error texts refused, provenance team:<member>), within IMPORT_MAX_BYTES
     counted on the bytes PostgreSQL holds. Returns (content_hash -> local id, refused hashes)."""
-    # lazy: heavy optional dependency (psycopg)
-    from psycopg.rows import dict_row
-
     hashes = [r["content_hash"] for r in rows]
     info = {r["content_hash"]: r for r in rows}
     forgotten = tl.forgotten_among(conn, hashes)
@@ -150,7 +144,7 @@ def _import(conn, pg, rows, project) -> tuple[dict[str, int], set[str]]:
     fetched = []
     if need:
         with pg.transaction():
-            fetched = pg.cursor(row_factory=dict_row).execute(
+            fetched = dict_rows(pg).execute(
                 "SELECT d.content_hash, left(d.source, 2000) AS source, left(d.source_tool, 40) AS source_tool,"
                 " left(d.title, 1000) AS title, d.content, left(d.type, 40) AS type,"
                 " left(d.metadata, 16384) AS metadata, left(d.url, 4096) AS url,"

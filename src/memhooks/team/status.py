@@ -10,7 +10,15 @@ from typing import Any
 
 from memhooks.store import team_local as tl
 from memhooks.team.settings import exclusions, masked, team_url, url_source
-from memhooks.team.store import MIGRATIONS, applied_migrations, classify, connect, dict_rows
+from memhooks.team.store import (
+    MIGRATIONS,
+    TeamError,
+    applied_migrations,
+    classify,
+    connect,
+    dict_rows,
+    driver,
+)
 
 
 def _when(epoch) -> str | None:
@@ -86,10 +94,9 @@ def doctor_check(conn, db: str | None = None, *, network: bool = True) -> tuple[
     if not url:
         return "skip", "no team store configured (MEMHOOKS_TEAM_URL or `memhooks team connect`)"
     try:
-        # lazy: heavy optional dependency (psycopg)
-        import psycopg  # noqa: F401
-    except ImportError:
-        return "fail", f"{info['url']}: psycopg is not installed (pip install 'memhooks[team]')"
+        driver()
+    except TeamError as missing:
+        return "fail", f"{info['url']}: {missing}"
     parts = [info["url"]]
     status = "ok"
     for op, b in info["backoff"].items():

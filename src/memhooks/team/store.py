@@ -1,7 +1,7 @@
 """The PostgreSQL side: connecting (with timeouts) and the append-only schema migrations.
 
 Every SQL statement that runs on the team database lives in this package. psycopg is
-imported inside the functions, never at module import.
+imported by driver() alone, when a function talks to the server, never at module import.
 """
 
 from __future__ import annotations
@@ -46,16 +46,29 @@ def statement_timeout_ms() -> int:
     return _env_int("MEMHOOKS_TEAM_STATEMENT_TIMEOUT_MS", STATEMENT_TIMEOUT_MS)
 
 
+NOT_INSTALLED = "psycopg is not installed (pip install 'memhooks[team]')"
+
+
+def driver():
+    """The psycopg module (its `errors`, `rows` and `conninfo` come with it); TeamError
+    "not-installed" without the memhooks[team] extra. The one place the optional driver is
+    imported: only the code that talks to the team database loads it."""
+    try:
+        import psycopg
+    except ImportError:
+        raise TeamError("not-installed", NOT_INSTALLED) from None
+    return psycopg
+
+
 def classify(exc: BaseException, url: str | None) -> TeamError:
     """Turn a driver exception into a TeamError whose message holds no password."""
     if isinstance(exc, TeamError):
         return exc
     try:
-        # lazy: heavy optional dependency (psycopg)
-        import psycopg
-        from psycopg import errors
-    except ImportError:
-        return TeamError("not-installed", "psycopg is not installed (pip install 'memhooks[team]')")
+        psycopg = driver()
+    except TeamError as missing:
+        return missing
+    errors = psycopg.errors
     text = scrub(f"{exc}".strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, url)
     if isinstance(exc, (errors.ReadOnlySqlTransaction, errors.InsufficientPrivilege)):
         return TeamError("read-only", f"the team database refuses writes: {text}")
@@ -71,14 +84,9 @@ def classify(exc: BaseException, url: str | None) -> TeamError:
 def connect(url: str, *, autocommit: bool = True):
     """A psycopg connection with connect_timeout and statement/lock timeouts. The conninfo
     goes to libpq as given (sslmode, service, passfile are honoured)."""
+    psycopg = driver()
     try:
-        # lazy: heavy optional dependency (psycopg): absent without memhooks[team]
-        import psycopg
-        from psycopg.conninfo import conninfo_to_dict
-    except ImportError:
-        raise TeamError("not-installed", "psycopg is not installed (pip install 'memhooks[team]')") from None
-    try:
-        params = conninfo_to_dict(url)
+        params = psycopg.conninfo.conninfo_to_dict(url)
     except Exception as exc:  # psycopg.ProgrammingError for bad syntax, re-raised as TeamError
         raise TeamError("error", "the team URL is not a valid PostgreSQL connection string") from exc
     extra: dict = {"application_name": params.get("application_name") or "memhooks"}
@@ -189,15 +197,11 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
 
 def dict_rows(pg):
     """A cursor on a team connection whose rows are dicts (read by name)."""
-    # lazy: heavy optional dependency (psycopg)
-    from psycopg.rows import dict_row
-
-    return pg.cursor(row_factory=dict_row)
+    return pg.cursor(row_factory=driver().rows.dict_row)
 
 
 def applied_migrations(pg) -> list[str]:
-    from psycopg import errors  # lazy: optional dependency (memhooks[team])
-
+    errors = driver().errors
     try:
         with pg.transaction():
             return [r["name"] for r in dict_rows(pg).execute("SELECT name FROM memhooks_migrations ORDER BY name")]

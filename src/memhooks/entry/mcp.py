@@ -13,10 +13,10 @@ No structured content is attached: Claude Code hands structuredContent to the
 model in place of the text when both are present, and the model reads the
 fenced markdown (real newlines, verbatim captured text) better than escaped JSON.
 
-Start-up is user-visible (Claude Code waits for, or skips, a slow server), so
-this module imports nothing heavy at import time: the SDK is imported inside `main()`,
-only its low-level stdio server (see build_server), and the store is opened per call (the
-store and search code load with the first tool call).
+The `memhooks mcp` process's entry (via memhooks._launch and the `memhooks mcp` command).
+Start-up is user-visible (Claude Code waits for, or skips, a slow server): the SDK, the one
+heavy part, is imported by `_import_sdk()` when the server is built, never when this module loads
+(the click CLI imports it for its `mcp` command); the store is opened per call.
 """
 
 import functools
@@ -31,9 +31,13 @@ from contextlib import closing
 from memhooks import __version__
 from memhooks.config import project_dir, store_exists
 from memhooks.egress import clean
+from memhooks.ingest.pipeline import open_reader
 from memhooks.log import log_exception
+from memhooks.recall import search
+from memhooks.recall.libraries import lookup_library
 from memhooks.recall.render import document_markdown, library_markdown, one_line, results_markdown
 from memhooks.store.health import error_line
+from memhooks.team.search import tool_search_team
 
 SERVER_NAME = "memhooks"
 
@@ -79,8 +83,6 @@ def _open_reader():
     """The store, projected up to date; None when there is none (a read never creates it)."""
     if not store_exists():
         return None
-    from memhooks.ingest.pipeline import open_reader
-
     return open_reader()
 
 
@@ -102,16 +104,12 @@ def _store_guard(fn):
 
 @_store_guard
 def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
-    from memhooks.recall import search
-
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
         return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
                 f"got {one_line(str(limit), 20)}"), True
     if scope not in SCOPES:
         return f"scope must be one of {', '.join(SCOPES)}; got {one_line(str(scope), 20)}", True
     if scope == "team":
-        from memhooks.team.search import tool_search_team
-
         return tool_search_team(query, limit)
     conn = _open_reader()
     if conn is None:
@@ -123,8 +121,6 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
 
 @_store_guard
 def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
-    from memhooks.recall import search
-
     conn = _open_reader()
     if conn is None:
         return NO_STORE, True
@@ -138,8 +134,6 @@ def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
 
 @_store_guard
 def tool_lookup(name: str) -> tuple[str, bool]:
-    from memhooks.recall.libraries import lookup_library
-
     conn = _open_reader()
     if conn is None:
         return NO_STORE, False
@@ -222,53 +216,62 @@ def call_tool(name: str, arguments) -> tuple[str, bool]:
 
 
 def _skip_sdk_package_inits() -> None:
-    """Import only the SDK parts a stdio server needs.
+    """Register the `mcp` and `mcp.server` packages without running their `__init__`.
 
     `import mcp.server.lowlevel` first runs `mcp/__init__.py` (the whole client side) and
     `mcp/server/__init__.py` (MCPServer, every transport); neither is used here, and together
-    they cost start-up time that Claude Code waits for. Register both packages without running
-    their `__init__` (submodules import from them by name only). Any surprise: undo, import
-    normally."""
-    if "mcp" in sys.modules:
-        return
-    try:
-        for name in ("mcp", "mcp.server"):
-            spec = importlib.util.find_spec(name)
-            if spec is None or not spec.submodule_search_locations:
-                raise ImportError(name)
-            module = types.ModuleType(name)
-            module.__spec__, module.__file__ = spec, spec.origin
-            module.__path__ = list(spec.submodule_search_locations)
-            module.__package__ = name
-            sys.modules[name] = module
-        # lazy: the SDK is heavy, never imported when this module loads (import statements,
-        # not importlib.import_module: `-X importtime` and the start-up test see these)
-        import mcp.server.lowlevel.server
-        import mcp.server.stdio  # noqa: F401
-    except Exception:  # noqa: BLE001 - any surprise from the SDK's layout: undo, import normally
-        for name in list(sys.modules):
-            if name == "mcp" or name.startswith("mcp."):
-                del sys.modules[name]
+    they cost start-up time that Claude Code waits for (~0.3 s of this server's start on this
+    machine). Submodules import from them by name only. `_import_sdk()` undoes this and imports
+    normally on any surprise."""
+    for name in ("mcp", "mcp.server"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError(name)
+        module = types.ModuleType(name)
+        module.__spec__, module.__file__ = spec, spec.origin
+        module.__path__ = list(spec.submodule_search_locations)
+        module.__package__ = name
+        sys.modules[name] = module
 
 
-def _import_sdk() -> None:
-    """Import the SDK's stdio server with the cyclic garbage collector paused.
+def _forget_sdk() -> None:
+    for name in list(sys.modules):
+        if name == "mcp" or name.startswith("mcp."):
+            del sys.modules[name]
+
+
+def _import_sdk() -> types.SimpleNamespace:
+    """The parts of the SDK a stdio server uses, imported with the cyclic garbage collector
+    paused.
 
     mcp 2.x builds ~520 pydantic model classes at import (mcp_types and both protocol-version
     packages); the ~1e5 objects that creates set off a collection every 700 allocations, each
     one walking the growing heap again: a sixth of the import for ~700 objects of garbage.
     Collection resumes right after; `gc.freeze()` moves what the import built (module-level,
-    alive for the whole server) out of later collections' way."""
+    alive for the whole server) out of later collections' way. (import statements, not
+    importlib.import_module: `-X importtime` and the start-up test see these.)"""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _skip_sdk_package_inits()
-        import mcp.server.lowlevel.server
-        import mcp.server.stdio  # noqa: F401
+        for attempt in ("lean", "whole"):
+            try:
+                if attempt == "lean" and "mcp" not in sys.modules:
+                    _skip_sdk_package_inits()
+                import anyio
+                import anyio.to_thread
+                import mcp_types
+                from mcp.server.lowlevel.server import Server
+                from mcp.server.stdio import stdio_server
+                break
+            except Exception:
+                if attempt == "whole":
+                    raise
+                _forget_sdk()
     finally:
         if enabled:
             gc.freeze()
             gc.enable()
+    return types.SimpleNamespace(anyio=anyio, types=mcp_types, Server=Server, stdio_server=stdio_server)
 
 
 # Claude Code keeps an MCP result of up to 50,000 characters in the conversation and writes a
@@ -285,46 +288,33 @@ def tool_meta(name: str) -> dict | None:
     return {"anthropic/maxResultSizeChars": MAX_RESULT_SIZE_CHARS} if name in LONG_RESULTS else None
 
 
-def build_server():
+def build_server(sdk: types.SimpleNamespace | None = None):
     """The SDK's low-level stdio Server with the three tools (imports the SDK).
 
     The low-level Server, not MCPServer: MCPServer adds pydantic models per tool signature,
     resource/prompt managers and rich logging, about a third of the start-up, for nothing
     these three fixed tools need."""
-    _import_sdk()
-    # lazy: the SDK (heavy), only when the server is built; never when this module loads
-    from mcp.server.lowlevel.server import Server
-    from mcp_types import (
-        CallToolResult,
-        ListToolsResult,
-        TextContent,
-        Tool,
-        ToolAnnotations,
-    )
-
-    reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    tools = [Tool(name=name, description=desc, input_schema=input_schema(name), annotations=reading,
-                  meta=tool_meta(name))
+    sdk = sdk or _import_sdk()
+    t = sdk.types
+    reading = t.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    tools = [t.Tool(name=name, description=desc, input_schema=input_schema(name), annotations=reading,
+                    meta=tool_meta(name))
              for name, (desc, _, _) in TOOLS.items()]
 
-    async def list_tools(ctx, params) -> ListToolsResult:
-        return ListToolsResult(tools=tools)
+    async def list_tools(ctx, params):
+        return t.ListToolsResult(tools=tools)
 
-    async def run_tool(ctx, params) -> CallToolResult:
-        import anyio.to_thread
-
+    async def run_tool(ctx, params):
         # Off the event loop: a slow store read must not stall pings or cancellation.
-        text, is_error = await anyio.to_thread.run_sync(call_tool, params.name, params.arguments)
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+        text, is_error = await sdk.anyio.to_thread.run_sync(call_tool, params.name, params.arguments)
+        return t.CallToolResult(content=[t.TextContent(type="text", text=text)], is_error=is_error)
 
-    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=run_tool)
+    return sdk.Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                      on_list_tools=list_tools, on_call_tool=run_tool)
 
 
-async def _serve(server) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read_stream, write_stream):
+async def _serve(sdk: types.SimpleNamespace, server) -> None:
+    async with sdk.stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -345,11 +335,10 @@ def main(args: list[str] | None = None, *, exit_now: bool = True) -> int:
         sys.stderr.write(f"memhooks mcp: unexpected arguments: {' '.join(args)}\n{USAGE}")
         return 2
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
-    server = build_server()
-    import anyio
-
+    sdk = _import_sdk()
+    server = build_server(sdk)
     try:
-        anyio.run(_serve, server)
+        sdk.anyio.run(_serve, sdk, server)
     except KeyboardInterrupt:
         pass
     if exit_now:
