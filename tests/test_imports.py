@@ -75,7 +75,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_sees_the_package():
     graph = import_graph()
     assert "memhooks.capture.hooks" in graph and "memhooks.store.connect" in graph
-    assert "memhooks.store.connect" in graph["memhooks.recall.lc_cache"]
+    assert "memhooks.store.connect" in graph["memhooks.recall.lc_miss"]
 
 
 def test_no_import_cycles():

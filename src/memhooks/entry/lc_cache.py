@@ -1,7 +1,8 @@
 """The lc-cache-* commands (the seed's cache contract): lc-cache-lookup NAME, lc-cache-lookup-docs
 LIBRARY_ID TOPIC, lc-cache-write tier1|tier2 .... Standard library only. They always exit 0 and
-print nothing on a miss or on any problem (logged once to memhooks.log); the lookup and write
-logic is memhooks.recall.lc_cache."""
+print nothing on a miss or on any problem (logged once to memhooks.log). A hit's path loads
+memhooks.recall.lc_cache alone; a miss's (memhooks.recall.lc_miss), the docs' serving rules
+and the write each load where they are needed."""
 
 import os
 import sqlite3
@@ -11,10 +12,10 @@ from memhooks.config import db_path, project_dir
 from memhooks.entry._boundary import guard
 from memhooks.gate import blocked
 from memhooks.names import checked_library_id
-from memhooks.recall.lc_cache import _answer, _open_current, _pending_tier1, _pending_tier2, _store
-from memhooks.store.connect import closing, connect
+from memhooks.recall.lc_cache import Unread, _store, read
 from memhooks.store.queries import find_tier1
 from memhooks.store.reads import note
+from memhooks.store.sqlite_file import closing
 
 USAGE = {
     "lc-cache-lookup": "usage: lc-cache-lookup NAME\n\nPrints the cached Context7 library ID for NAME (a package name) on a fresh hit,\n",
@@ -65,6 +66,17 @@ def _emit(text: str) -> None:
     sys.stdout.flush()
 
 
+def _answer(db: str, find, from_pending):
+    """`find(conn)` over the read-only projections; on a miss, the miss path (pending events
+    of that key, a detached ingester started, a damaged file healed)."""
+    found = read(db, find)
+    if found is not None and not isinstance(found, Unread):
+        return found
+    from memhooks.recall import lc_miss  # a miss's path only: journal, logging, spawning
+
+    return lc_miss.answer(db, found, find, lambda conn: from_pending(lc_miss, conn))
+
+
 def _cmd_lookup(args: list[str]) -> None:
     if len(args) < 1 or not args[0].strip():
         return
@@ -74,7 +86,7 @@ def _cmd_lookup(args: list[str]) -> None:
 
     db, project = store
     hit = _answer(db, lambda conn: find_tier1(conn, args[0], project),
-                  lambda conn: _pending_tier1(db, args[0]))
+                  lambda miss, conn: miss.pending_tier1(db, args[0]))
 
     # egress: an ID is printed only in its grammar (anything else is a miss)
     library_id = checked_library_id(hit["library_id"]) if hit else None
@@ -94,7 +106,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
     from memhooks.recall.lookup_docs import find_docs  # the serving rules: only this command's path
 
     hit = _answer(db, lambda conn: find_docs(conn, args[0], args[1], project),
-                  lambda conn: _pending_tier2(db, conn, args[0], args[1]))
+                  lambda miss, conn: miss.pending_tier2(db, conn, args[0], args[1]))
     note(db, "tier2", "hit" if hit else "miss", project, hit[2] if hit else "", origin=_reader())
     if hit:
         from memhooks.egress import fence
@@ -105,6 +117,7 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
 
 def _cmd_write(args: list[str]) -> None:
+    from memhooks.recall.lc_miss import open_current
     from memhooks.recall.lc_write import ingest_now, journal_write, parse_write_args, write
 
     record = parse_write_args(args)
@@ -115,7 +128,7 @@ def _cmd_write(args: list[str]) -> None:
     db = db_path()
     if blocked(db, project):
         return  # excluded or paused: nothing is written
-    conn = _open_current(db, connect)  # a write creates the store (its journal, at least)
+    conn = open_current(db)  # a write creates the store (its journal, at least)
     if conn is not None:
         with closing(conn):
             write(conn, record, project)

@@ -1,22 +1,20 @@
-"""tier1/tier2 cache lookups: counted, and the read-only answers of the lc-cache-lookup commands
-(memhooks.entry.lc_cache runs them; the write is memhooks.recall.lc_write).
+"""tier1/tier2 cache lookups: counted, and the read-only hit path of the lc-cache-lookup
+commands (memhooks.entry.lc_cache runs them; a miss goes on in memhooks.recall.lc_miss, the
+write is memhooks.recall.lc_write).
 
-Standard library only, and neither json nor re. The lookup commands only read: the
-projections are opened read-only, the journal only on a miss, and the answer is
-counted through the reads log (memhooks.store.reads), which the ingester folds into
-the counters. `lookup`/`lookup_docs` (the CLI's and MCP's) count in the store directly.
+Standard library only, and what a hit needs alone: sqlite3 and the store's queries (no json,
+no re, no hashing, no logging). The lookup commands only read: the projections are opened
+read-only, the journal only on a miss, and the answer is counted through the reads log
+(memhooks.store.reads), which the ingester folds into the counters. `lookup`/`lookup_docs`
+(the CLI's and MCP's) count in the store directly.
 """
 
 import os
 import sqlite3
 
 from memhooks.config import db_path, project_dir, store_exists
-from memhooks.detach import spawn_ingest
 from memhooks.gate import blocked
-from memhooks.log import log_exception
-from memhooks.recall import pending
-from memhooks.store.connect import connect
-from memhooks.store.queries import find_tier1, find_tier2, has_pending, is_forgotten, main_file
+from memhooks.store.queries import find_tier1, find_tier2, has_pending, main_file
 from memhooks.store.reads import note
 from memhooks.store.sqlite_file import closing, connect_reader, is_current
 
@@ -61,78 +59,32 @@ def _store() -> tuple[str, str] | None:
     return None if blocked(db, project) else (db, project)
 
 
-def _answer(db: str, find, pending=None):
-    """`find(conn)` over the projections, opened read-only. A lookup never waits on an
-    ingest: on a miss, `pending(conn)` may answer from the journal's pending events of
-    that one key (memhooks.recall.pending; conn is None when the store is new or behind),
-    and when events wait to be ingested a detached ingester is started, not waited for."""
-    conn = _open_read(db)
-    if conn is not None:
-        with closing(conn):
-            found = find(conn)
-            if found is None and pending is not None:
-                found = pending(conn)
-        if found is not None:
-            return found
-    elif pending is not None:
-        found = pending(None)
-        if found is not None:
-            _kick(db)
-            return found
-    _kick(db, conn is None)
-    return None
+class Unread:
+    """Why `read` could not read the projections (see lc_miss.answer)."""
+
+    def __init__(self, damaged: bool):
+        self.damaged = damaged
 
 
-def _kick(db: str, behind: bool = False) -> None:
-    """Start a detached ingester (unless one runs) when events wait, or the store is new or
-    behind the migrations. Never waits, never raises."""
-    try:
-        if behind or pending.has_pending(db):
-            spawn_ingest(db)
-    except (sqlite3.Error, OSError):  # the answer stands
-
-        log_exception("lookup: starting an ingester")
+BEHIND = Unread(False)  # missing, new, or behind the migrations: the ingester brings it up
+DAMAGED = Unread(True)  # the read-only open failed: the full open heals it
 
 
-def _open_read(db: str):
-    """The projections read-only and current, or None when they are missing, new or behind.
-    A file the read-only open cannot use (damaged, say) takes the full open, which heals."""
+def read(db: str, find):
+    """`find(conn)` over the projections, opened read-only and current: its answer, None on
+    a miss, or BEHIND/DAMAGED when the projections could not be read. A lookup never waits
+    on an ingest; the miss path (pending events, starting an ingester, healing) is
+    memhooks.recall.lc_miss, loaded only on a miss."""
     if not os.path.lexists(db):
-        return None  # no store yet (a directory or other non-file there is damage: healed below)
+        return BEHIND  # no store yet (a directory or other non-file there is damage: healed)
     try:
         conn = connect_reader(db)
-        current = False
-        try:
-            current = is_current(conn)
-        finally:
-            if not current:
-                conn.close()
-        return conn if current else None
     except sqlite3.Error:
-        pass
-
-    return _open_current(db, connect)
-
-
-def _open_current(db: str, connect):
-    """The store without migrating it (a hot path never does), or None when it is new or
-    behind the migrations."""
-    conn = connect(db, migrate=False)
-    if is_current(conn):
-        return conn
-    conn.close()
-    return None
-
-
-def _pending_tier1(db: str, name: str) -> dict | None:
-    lid = pending.tier1(db, name)
-    return {"library_id": lid} if lid else None
-
-
-def _pending_tier2(db: str, conn, library_id: str, topic: str):
-    """(None, body, hash) like find_tier2's answer, from a pending docs event."""
-    def forgotten(digest: str) -> bool:
-        return conn is not None and is_forgotten(conn, digest)
-
-    got = pending.tier2(db, library_id, topic, forgotten)
-    return (None, got[0], got[1]) if got else None
+        return DAMAGED
+    with closing(conn):
+        try:
+            if not is_current(conn):
+                return BEHIND
+        except sqlite3.Error:
+            return DAMAGED
+        return find(conn)
