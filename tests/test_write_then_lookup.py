@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from _verdict import ERROR_PAGES, SNIPPETS
 from conftest import ROOT, console_script
 from fences import unfence
 from test_plugin_layout import SYSTEM_PY, base_env, bin_dir
@@ -109,3 +110,18 @@ def test_a_write_then_a_lookup_hits(mode, tmp_path):
                                            " ORDER BY id")] == ["done", "done", "skipped", "skipped"]
     assert _run(cmd("lc-cache-lookup") + ["react"], env).stdout == "/facebook/react\n"
     assert unfence(_run(cmd("lc-cache-lookup-docs") + ["/facebook/react", "useEffect cleanup"], env).stdout) == DOC
+
+
+@pytest.mark.parametrize("mode", ["plugin-first-session"], indirect=True)
+def test_the_first_session_write_keeps_the_one_verdict(mode, tmp_path):
+    """The pending answer is no looser a door: while the venv is built, the error pages are
+    refused at the write (no lookup answers them) and the genuine short snippets answer."""
+    _name, cmd, env, _db = mode
+    texts = ERROR_PAGES + SNIPPETS
+    for i, text in enumerate(texts):
+        body = tmp_path / f"body{i}.md"
+        body.write_text(text)
+        _run(cmd("lc-cache-write") + ["tier2", "/facebook/react", f"topic {i}", str(body)], env)
+    answered = [bool(_run(cmd("lc-cache-lookup-docs") + ["/facebook/react", f"topic {i}"], env).stdout)
+                for i in range(len(texts))]
+    assert answered == [False] * len(ERROR_PAGES) + [True] * len(SNIPPETS)
