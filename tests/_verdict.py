@@ -46,6 +46,11 @@ FAILED_LIVE = [
     ("http error", "# 502 Bad Gateway\n\nnginx"),
     ("network error", "Error fetching library context. Please try again later. TypeError: fetch failed"),
     ("network error", "MCP error -32001: Request timed out"),
+    ("http error", "Request to Context7 failed: 503"),
+    ("http error", "Error: error code: 502"),
+    ("http error", "Error: # 502 Bad Gateway\n\nnginx"),
+    ("network error", '{"message": "Upstream timeout"}'),
+    ("network error", "Failed to fetch URL: TypeError: fetch failed"),
 ]
 
 # (family, the whole form, the family's phrase): the form falls back; the phrase alone inside
@@ -68,6 +73,9 @@ FAMILY_TABLE = [
      "fetch failed"),
     ("network error", "Error: connect ECONNREFUSED 127.0.0.1:443", "ECONNREFUSED"),
     ("network error", "Error: Request timed out after 30000ms", "request timed out"),
+    ("network error", "Upstream timeout", "upstream timeout"),
+    ("http error", "Request to Context7 failed: 503", "failed: 503"),
+    ("http error", "error code: 502", "error code: 502"),
 ]
 
 

@@ -204,7 +204,8 @@ def test_hot_paths_on_a_store_behind_neither_migrate_nor_fail(store, tmp_path):
     r = run(shim("lc-cache-write") + ["tier1", "react", "/facebook/react"], env=env)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     r = run(shim("lc-cache-lookup") + ["react"], env=env)
-    assert (r.returncode, r.stdout) == (0, b"")
+    # the write, judged by admission and pending, answers at once (the seed's contract)
+    assert (r.returncode, r.stdout) == (0, b"/facebook/react\n")
     r = run(shim("lc-cache-lookup-docs") + ["/facebook/react", "hooks"], env=env)
     assert (r.returncode, r.stdout) == (0, b"")
     r = run_hook("pre-tool-use", {"session_id": "s", "hook_event_name": "PreToolUse",

@@ -496,7 +496,7 @@ _FORM_MAX = 1200  # no error form is longer than this
 _WRAPPER = re.compile(
     r"(?:mcp error -?[0-9]{1,6}|context7(?: api)? error|context7 request failed"
     r"|exa(?: api)? error(?: \((?P<code>[0-9]{3})\))?|(?:advanced )?search error|crawling error"
-    r"|web search error|search failed|error fetching url\(s\)|error searching libraries"
+    r"|web search error|search failed|error fetching url\(s\)|failed to fetch url|error searching libraries"
     r"|error fetching library context\. please try again later\.|failed to fetch documentation"
     r"|failed to retrieve library documentation data from context7"
     r"|request to context7 failed|(?:type|fetch|abort|timeout|system|http|api)error|error|fatal)"
@@ -569,7 +569,8 @@ _FORMS: tuple[tuple[str, re.Pattern], ...] = tuple(
             r"|enetunreach|eai_again|econnaborted)(?: [\w.:\[\]-]{1,300})?",
             r"getaddrinfo (?:enotfound|eai_again) [\w.-]{1,253}",
             r"the operation was aborted(?: due to timeout)?",
-            r"(?:request )?timed out(?: after \d{1,9} ?ms)?", r"timeout", r"timeout of \d{1,9} ?ms exceeded",
+            r"(?:request )?timed out(?: after \d{1,9} ?ms)?", r"(?:upstream |gateway )?timeout",
+            r"timeout of \d{1,9} ?ms exceeded",
             r"request to \S{1,500} failed, reason: [^\n]{1,200}", r"socket hang up",
             r"network error", r"connection (?:refused|reset|timed out)",
             r"upstream connect error or disconnect/reset before headers\.[^\n]{0,200}",
@@ -604,9 +605,11 @@ def _code_family(code: int) -> str | None:
     return None
 
 
-def _unwrap(text: str) -> tuple[str, str | None]:
-    """The text without the tools' wrappers, and a family its wrapper names (Exa's code)."""
-    named = None
+def _unwrap(text: str) -> tuple[list[str], str | None]:
+    """The text after each of the tools' wrappers in turn ("Error: error code: 502" is
+    "error code: 502" once unwrapped, and "code: 502" twice: each stage is a candidate),
+    and a family its wrapper names (Exa's code)."""
+    named, stages = None, []
     for _ in range(4):
         m = _WRAPPER.match(text)
         if m is None or m.end() >= len(text):
@@ -614,7 +617,12 @@ def _unwrap(text: str) -> tuple[str, str | None]:
         if m.group("code") and named is None:
             named = _code_family(int(m.group("code")))
         text = text[m.end():].lstrip()
-    return text, named
+        stages.append(text)
+    return stages, named
+
+
+# After a wrapper, a status code alone ("Request to Context7 failed: 503") is a status line.
+_BARE_CODE = re.compile(r"\(?(?:status(?: code)? )?(?P<code>[45][0-9]{2})\)?\.?", re.IGNORECASE)
 
 
 def status_family(line: str) -> str | None:
@@ -644,16 +652,22 @@ def error_form(text: str) -> str | None:
         return None
     if _NOT_FOUND_FORMS.fullmatch(flat):
         return NOT_FOUND
-    body, named = _unwrap(flat)
+    stages, named = _unwrap(flat)
+    body = stages[-1] if stages else flat
     if _NOT_FOUND_FORMS.fullmatch(body):
         return NOT_FOUND
-    for candidate in (flat, body) if body != flat else (flat,):
+    for candidate in (flat, *stages):
         for name, form in _FORMS:
             if form.fullmatch(candidate):
                 return name
         got = status_family(candidate)
         if got is not None:
             return got
+        if candidate is not flat:
+            m = _BARE_CODE.fullmatch(candidate)
+            got = _code_family(int(m.group("code"))) if m else None
+            if got is not None:
+                return got
     return named if named is not None and body and len(body) <= 200 and "\n" not in body else None
 
 
@@ -780,6 +794,13 @@ def live_failure(text: str) -> str | None:
         got = heading_error(stripped)
         return got if got in FAILURES else None
     got = error_form(stripped)
+    if got is None and len(stripped) <= 128 * 1024:
+        # a wrapper around a whole error page or JSON error object ("Error: # 502 Bad
+        # Gateway" over "nginx"): the page or object decides, as it would bare
+        m = _WRAPPER.match(stripped)
+        rest = stripped[m.end():].lstrip() if m else ""
+        if rest[:1] in ("{", "<", "#"):
+            return live_failure(rest)
     return got if got in FAILURES else None
 
 

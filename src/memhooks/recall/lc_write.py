@@ -1,7 +1,11 @@
 """The journaled cache write of `lc-cache-write` (and `memhooks cache write`): the record read
-from the arguments, journaled and applied through admission in one transaction, or left
-pending for the ingester while the store is new or behind. Standard library only. (Apart
-from the lookups in memhooks.recall.lc_cache, which must not load json or the redaction.)"""
+from the arguments, journaled and applied through admission in one transaction, or, while
+the store is new or behind (a plugin's first session, its venv still being built: no
+python here can create the projections), judged by admission at once and journaled in its
+admitted form, pending for the ingester. A lookup answers from such a pending write
+(memhooks.recall.pending), so a write followed at once by a lookup hits in every install
+mode. Standard library only. (Apart from the lookups in memhooks.recall.lc_cache, which must
+not load json or the redaction.)"""
 
 import json
 import os
@@ -10,9 +14,9 @@ import subprocess
 import sys
 import time
 
-from memhooks.config import ENTRY, max_write_bytes
+from memhooks.config import ENTRY, max_write_bytes, tier1_ttl_s
 from memhooks.redact import redact_text
-from memhooks.store.admission import REDACT_MARGIN, Refused
+from memhooks.store.admission import REDACT_MARGIN, Refused, admit_document, admit_tier1, admit_tier2
 from memhooks.store.connect import closing, connect_journal, transaction
 from memhooks.store.journal import CACHE_WRITE_EVENT, append, mark_done, mark_skipped
 from memhooks.store.projections import apply_cache_write
@@ -43,13 +47,42 @@ def write(conn, record: dict, project: str) -> int:
     return event_id
 
 
+def admitted(record: dict, project: str) -> dict:
+    """The record as admission lets it be stored, without a store: the checks
+    apply_cache_write makes (the same admit_* functions), the body in the form the document
+    would hold. Raises Refused. A body admission cuts keeps what came in (cut twice, the
+    note would be doubled); a lookup never answers from a pending body over the cap."""
+    if record.get("tier") == "tier1":
+        admit_tier1(project=project, name=record.get("name"), library_id=record.get("library_id"),
+                    origin="write", matched="write", ttl_s=tier1_ttl_s(), provenance="manual")
+        return record
+    if record.get("tier") != "tier2":
+        raise Refused(f"unknown cache tier {str(record.get('tier'))[:20]!r}")
+    checked = admit_tier2(library_id=record.get("library_id"), topic=record.get("topic"),
+                          document_id=0, origin="write", ttl_s=0, provenance="manual")
+    body = record.get("body")
+    lid, topic = checked["library_id"], checked["topic"]
+    doc = admit_document(project=project, source=lid, source_tool="context7", content=body,
+                         title=f"{lid} — {topic}", type="library-docs", library_id=lid,
+                         topic=topic, max_bytes=max_write_bytes(), provenance="manual")
+    return record if doc["truncated"] else {**record, "body": doc["content"]}
+
+
 def journal_write(db: str, record: dict, project: str) -> int:
-    """Journal a cache write and leave it pending (the projections are new or behind: the
-    ingester migrates them and applies it). Returns the event id."""
+    """Journal a cache write the projections cannot take now (they are new or behind: the
+    ingester migrates them and applies it). Admission judges it first: admitted, it is
+    journaled pending, in its admitted form; refused, journaled as skipped, with why (as
+    `write` does). Returns the event id."""
+    now = time.time()
+    try:
+        record, refusal = admitted(record, project), None
+    except Refused as exc:
+        refusal = f"refused: {exc.reason}"[:500]
     payload = _write_payload(record, project)
     with closing(connect_journal(db)) as conn:
-        return append(conn, payload, size=len(payload), project=project,
-                      hook_event_name=CACHE_WRITE_EVENT, received_at=time.time())
+        return append(conn, payload, size=len(payload), project=project, error=refusal,
+                      state="skipped" if refusal else None, hook_event_name=CACHE_WRITE_EVENT,
+                      received_at=now)
 
 
 def ingest_now(timeout: float = 20.0) -> None:

@@ -25,18 +25,30 @@ def open_journal(db: str, budget_s: float):
 
 
 def newest_tool_events(conn, tool_suffixes: tuple, limit: int) -> list:
-    """(tool_name, payload) of the newest pending PostToolUse events whose tool name (as the
+    """(id, tool_name, payload) of the newest pending PostToolUse events whose tool name (as the
     capture hook recorded it) ends with one of `tool_suffixes`, newest first; [] when the
     journal cannot answer within its budget."""
     like = " OR ".join("tool_name LIKE ? ESCAPE '\\'" for _ in tool_suffixes)
     escaped = ("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in tool_suffixes)
     try:
         return conn.execute(
-            "SELECT tool_name, payload FROM events WHERE state = 'pending'"
+            "SELECT id, tool_name, payload FROM events WHERE state = 'pending'"
             f" AND hook_event_name = 'PostToolUse' AND ({like}) ORDER BY id DESC LIMIT ?",
             (*escaped, limit)).fetchall()
     except sqlite3.Error:
         return []  # no events table yet, locked, or over the budget
+
+
+def newest_cache_writes(conn, limit: int) -> list:
+    """(id, project, received_at, payload) of the newest pending cache writes (an
+    lc-cache-write the projections could not take yet, journaled after admission judged
+    it), newest first; [] when the journal cannot answer within its budget."""
+    try:
+        return conn.execute(
+            "SELECT id, project, received_at, payload FROM events WHERE state = 'pending'"
+            " AND hook_event_name = 'CacheWrite' ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+    except sqlite3.Error:
+        return []
 
 
 def has_pending_answers(conn) -> bool:
