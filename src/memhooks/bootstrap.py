@@ -19,8 +19,10 @@ being built) and ``stamp=`` (a hash of the plugin's pyproject.toml, so an update
 re-checked). The bash side reads it with builtins only.
 """
 
+import fcntl
 import os
 import sys
+import time
 
 
 def dependency_modules():
@@ -194,7 +196,6 @@ def _log_path():
 
 
 def build_running(state):
-    import fcntl  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     try:
         fd = os.open(os.path.join(state, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
@@ -345,7 +346,6 @@ def cmd_ensure(state, root):
 
 
 def cmd_full(state, root):
-    import time  # lazy: runs on any python3, at every SessionStart: what this step uses
 
     hot, full, status, _ = resolve(state, root)
     if full is None and status == "building":
@@ -369,7 +369,6 @@ def cmd_full(state, root):
 
 
 def cmd_build(state, root):
-    import fcntl  # lazy: runs on any python3, at every SessionStart: what this step uses
     import shutil
     import subprocess
 

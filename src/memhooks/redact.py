@@ -20,8 +20,6 @@ This module is the engine (trigger prefilter, lazy compile, apply); the rule tab
 ``memhooks.redact_values``.
 """
 
-import re
-
 from memhooks.redact_rules import _GROUP_NEEDLES, _MAP, _MAP_NEEDLES, RULES
 from memhooks.redact_values import MARK, _Scan
 
@@ -34,6 +32,8 @@ def _rule(index: int, kind: type):
     key = (index, kind)
     got = _compiled.get(key)
     if got is None:
+        import re  # hot path: only a payload holding a rule's triggers compiles it
+
         _family, _group, _triggers, pattern, repl = RULES[index]
         rx = re.compile(pattern.encode() if kind is bytes else pattern)
         got = _compiled[key] = (rx, repl.encode() if isinstance(repl, str) and kind is bytes else repl)

@@ -5,8 +5,6 @@ SQLite's driver encodes every bound str as UTF-8: a lone surrogate (from a JSON
 UnicodeEncodeError at the insert. NULs are storable but cut text short in many
 readers. These helpers return text that always binds.
 """
-import hashlib
-import re
 
 TYPE_CHECKING = False  # `typing` costs `re` and `enum`: annotations only, never imported here
 if TYPE_CHECKING:
@@ -36,7 +34,7 @@ def storable(value):
     try:
         out.encode("utf-8")
     except UnicodeEncodeError:
-        out = re.sub("[\ud800-\udfff]", "\ufffd", out)
+        out = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in out)
     return out
 
 
@@ -86,15 +84,3 @@ def storable_tree(value, max_items: int = 5_000_000):
             for k in item:
                 stack.append((item, k))
     return root[0]
-
-
-def normalise_for_hash(text: str) -> str:
-    """The text a content hash covers: line ends unified, trailing blanks and blank edges cut."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).strip("\n")
-
-
-def content_hash(text: str) -> str:
-    """A document's key: SHA-256 of its normalised text (the one definition; admission and the
-    lookups' pending-event answers use it)."""
-    return hashlib.sha256(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()

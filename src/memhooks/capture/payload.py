@@ -2,14 +2,10 @@
 cap, redacted, cut to a stub when over the cap, or reduced to metadata for a tool memhooks
 does not capture. memhooks.store.journal writes it."""
 
-import hashlib
-import json
-
 from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
 from memhooks.files import read_capped as _read_capped
 from memhooks.gate import top_level_string
 from memhooks.redact import redact_bytes
-from memhooks.sqltext import storable
 from memhooks.store.journal import TOOL_HOOKS
 from memhooks.tools import is_captured
 
@@ -28,6 +24,8 @@ def _as_text(raw: bytes) -> str:
 def prepare(raw: bytes, total: int) -> tuple[str, str | None]:
     """(payload text, error) for a raw payload: redacted, or a stub when too big."""
     if total > MAX_EVENT_BYTES:
+        import json  # hot path: json (with re and enum) only for a stub
+
         head = _as_text(redact_bytes(raw[:STUB_HEAD_BYTES]))
         stub = json.dumps({"memhooks_stub": True, "bytes": total, "head": head})
         return stub, f"payload of {total} bytes is over the {MAX_EVENT_BYTES} byte cap"
@@ -39,6 +37,8 @@ def tool_name_of(raw: bytes) -> str | None:
     name = top_level_string(raw, b"tool_name", _SCAN_NAME_BYTES)
     if name is not None:
         return name
+    import json  # hot path: only when the byte scan is unsure
+
     try:
         event = json.loads(raw)
     except (ValueError, RecursionError):
@@ -57,6 +57,11 @@ def metadata_only(raw: bytes, total: int, hook_event_name: str | None, name=...)
     name = tool_name_of(raw) if name is ... else name
     if name is None or is_captured(name):
         return None  # captured, or not attributable (invalid JSON...): the ingester fails it
+    import hashlib  # hot path: hashlib and json only for a call memhooks does not capture
+    import json
+
+    from memhooks.sqltext import storable
+
     return json.dumps({
         "hook_event_name": hook_event_name, "tool_name": storable(name)[:200],
         "memhooks_metadata_only": True, "bytes": total,

@@ -117,10 +117,9 @@ def _cmd_lookup_docs(args: list[str]) -> None:
 
 
 def _cmd_write(args: list[str]) -> None:
-    from memhooks.recall.lc_miss import open_current
-    from memhooks.recall.lc_write import ingest_now, journal_write, parse_write_args, write
+    from memhooks.recall import lc_miss, lc_write  # the write's path only
 
-    record = parse_write_args(args)
+    record = lc_write.parse_write_args(args)
     if record is None:
         return
 
@@ -128,13 +127,13 @@ def _cmd_write(args: list[str]) -> None:
     db = db_path()
     if blocked(db, project):
         return  # excluded or paused: nothing is written
-    conn = open_current(db)  # a write creates the store (its journal, at least)
+    conn = lc_miss.open_current(db)  # a write creates the store (its journal, at least)
     if conn is not None:
         with closing(conn):
-            write(conn, record, project)
+            lc_write.write(conn, record, project)
         return
-    journal_write(db, record, project)  # new or behind: the ingester applies it
-    ingest_now()
+    lc_write.journal_write(db, record, project)  # new or behind: the ingester applies it
+    lc_write.ingest_now()
 
 
 

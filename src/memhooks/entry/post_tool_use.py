@@ -7,7 +7,7 @@ from memhooks.config import MAX_EVENT_BYTES, db_path
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import hostile, read_stdin
 from memhooks.gate import blocked, hook_project
-from memhooks.recall.failure import suspect
+from memhooks.recall.worth_a_look import worth_a_look
 
 NAME = "post-tool-use"
 
@@ -23,6 +23,10 @@ def _run() -> int:
     if why:
         refuse(NAME, f"{why}: journaled (over the cap: as a stub), no fallback answer")
         return 0
+    if not worth_a_look(raw):
+        return 0  # an answer (docs with a code block...), or no tool memhooks answers
+    from memhooks.recall.failure import suspect  # one JSON parse: only a payload worth it
+
     payload = suspect(raw)
     if payload is not None:  # the live call may have failed: the classifier and the store
         from memhooks.recall.fallback import fallback_payload

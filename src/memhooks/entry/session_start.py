@@ -41,18 +41,16 @@ def _ensure_python(said: dict) -> str | None:
     else:
         os.environ["MEMHOOKS_NO_SPAWN"] = "1"  # no python with the dependencies yet
     said["notice"] = message  # kept should the offer below fail
-    offer = _import_offer(state, root, full, status)
+    offer = _import_offer(bootstrap, state, root, full, status)
     return "\n".join(m for m in (message, offer) if m) or None
 
 
-def _import_offer(state: str, root: str, full: str | None, status: str) -> str | None:
+def _import_offer(bootstrap, state: str, root: str, full: str | None, status: str) -> str | None:
     """Once per plugin install: one line saying how to backfill the store from past sessions
     (`memhooks import-transcripts`, never run unasked), with the exact command for this
     plugin's store and python."""
     if status not in ("ok", "building") or os.path.exists(os.path.join(state, IMPORT_OFFER)):
         return None
-    from memhooks import bootstrap
-
     if os.path.exists(os.path.join(state, bootstrap.NOTICE_VENV_FAILED)):
         return None  # its setup failed: the command would not run yet
     import shlex
@@ -80,9 +78,7 @@ def _warm_output(db: str, project: str, after_warm) -> str | None:
     """Lockfiles changed (or tier1 is incomplete): scan and resolve. In this process when it
     has the dependencies, else in the python that has them, within the hook's time."""
     if _has_dependencies():
-        from memhooks.warm.session import session_start_output
-
-        return session_start_output(db, project, after_warm)
+        return _warm_here(db, project, after_warm)
     if os.environ.get("MEMHOOKS_NO_SPAWN") == "1":
         return None
     # This interpreter with its site (an install's python under -I -S lacks site-packages).
@@ -97,6 +93,13 @@ def _warm_output(db: str, project: str, after_warm) -> str | None:
         return None
     out = proc.stdout.decode("utf-8", "replace").strip()
     return out if out.startswith("{") else None
+
+
+def _warm_here(db: str, project: str, after_warm) -> str | None:
+    """Scan and resolve in this process (a python with the dependencies)."""
+    from memhooks.warm.session import session_start_output  # the warm's path only
+
+    return session_start_output(db, project, after_warm)
 
 
 def _with_notice(out: str | None, notice: str | None) -> str | None:
@@ -154,9 +157,7 @@ def session_warm(after_warm=None) -> int:
     def run() -> int:
         if not _has_dependencies():
             return 0
-        from memhooks.warm.session import session_start_output
-
-        emit(session_start_output(db_path(), project_dir(), after_warm))
+        emit(_warm_here(db_path(), project_dir(), after_warm))
         return 0
 
     return guard("session-warm", run)

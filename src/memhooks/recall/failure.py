@@ -7,12 +7,10 @@ handed to memhooks.recall.fallback, which asks the classifier and the store."""
 
 from memhooks._jsonlite import loads
 from memhooks.recall.served import off
+from memhooks.recall.worth_a_look import MAX_PAYLOAD as MAX_PAYLOAD
+from memhooks.recall.worth_a_look import worth_a_look
 
-MAX_PAYLOAD = 4 * 1024 * 1024
 CHECK = "check"  # triage's answer when only the classifier can tell
-# A tool memhooks can answer has one of these in its raw payload (a byte check first).
-_NAMES = (b"query-docs", b"get-library-docs", b"resolve-library-id", b"web_fetch_exa",
-          b"crawling_exa", b'"WebFetch"')
 
 
 def kind_of(tool_name) -> str | None:
@@ -121,8 +119,8 @@ def triage(kind: str, tool_response) -> str | None:
 def suspect(raw: bytes) -> dict | None:
     """The payload of a PostToolUse / PostToolUseFailure event for a tool memhooks answers,
     when its result may be a failure; None when there is nothing to do (the cheap path:
-    a byte check for the tools it answers, then one JSON parse)."""
-    if off("MEMHOOKS_FALLBACK") or len(raw) > MAX_PAYLOAD or not any(n in raw for n in _NAMES):
+    a byte look first (memhooks.recall.worth_a_look), then one JSON parse)."""
+    if off("MEMHOOKS_FALLBACK") or not worth_a_look(raw):
         return None
     try:
         payload = loads(raw.decode("utf-8", "replace"))

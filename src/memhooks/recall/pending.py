@@ -27,8 +27,8 @@ import time
 
 from memhooks._jsonlite import loads
 from memhooks.config import max_doc_bytes, max_write_bytes, tier1_ttl_s, tier2_ttl_s
+from memhooks.digest import content_hash
 from memhooks.names import checked_library_id, library_key, lookup_keys, loose_key, pick_library, topic_key
-from memhooks.sqltext import content_hash
 from memhooks.store.pending import has_pending_answers, newest_cache_writes, newest_tool_events, open_journal
 from memhooks.store.sqlite_file import closing
 from memhooks.tools import classify, parse_tool_name

@@ -74,11 +74,11 @@ import unicodedata
 
 from memhooks import config
 from memhooks.classify import document_error, fetched_page_error
+from memhooks.digest import content_hash as content_hash
+from memhooks.digest import normalise_for_hash as normalise_for_hash
 from memhooks.egress import clean, is_marker
 from memhooks.names import ECOSYSTEMS, checked_library_id, valid_library_id, valid_version
 from memhooks.redact import redact_text
-from memhooks.sqltext import content_hash as content_hash
-from memhooks.sqltext import normalise_for_hash as normalise_for_hash
 
 FLOOR_EPOCH = 1704067200.0  # 2024-01-01T00:00:00Z: nothing memhooks captures is older
 TRUNCATION_NOTE = "\n\n[memhooks: truncated: original {orig} bytes, kept {kept} bytes]\n"

@@ -22,7 +22,6 @@ JSON line in `<db>.health.jsonl`, which `memhooks doctor` reports.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sqlite3
 import time
@@ -31,7 +30,6 @@ import zlib
 from memhooks.config import db_path, journal_path
 from memhooks.log import log_error, log_exception
 from memhooks.store.journal import mark_restart, requeue_derived, requeue_packs
-from memhooks.store.packs import pack_lines
 from memhooks.store.sqlite_file import closing, connect_reader, ensure_journal_schema, not_regular, open_file
 
 SQLITE_CORRUPT = 11
@@ -106,13 +104,18 @@ def move_aside(path: str) -> str | None:
     return target
 
 
-def record(db: str, **incident) -> None:
+def _json():
+    import json  # hot path: only when the store was damaged, or doctor reads the incidents
 
+    return json
+
+
+def record(db: str, **incident) -> None:
     incident.setdefault("at", time.time())
     try:
         fd = os.open(db + INCIDENTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (json.dumps(incident, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
+            os.write(fd, (_json().dumps(incident, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
         finally:
             os.close(fd)
     except OSError:
@@ -120,13 +123,12 @@ def record(db: str, **incident) -> None:
 
 
 def incidents(db: str) -> list[dict]:
-
     out = []
     try:
         with open(db + INCIDENTS, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 try:
-                    item = json.loads(line)
+                    item = _json().loads(line)
                 except ValueError:
                     continue
                 if isinstance(item, dict):
@@ -348,6 +350,9 @@ def _salvage_packs(src, dst) -> int:
     """Copy the packs and blobs still readable in a journal moved aside (`src`, read-only)
     into the live one (`dst`, no transaction open). Returns the packed events and blobs
     copied. A pack or blob that cannot be read is skipped alone."""
+
+    # hot path: the packs (hashlib, lzma, json) only when a damaged journal is salvaged
+    from memhooks.store.packs import pack_lines
 
     copied = 0
     try:

@@ -11,7 +11,6 @@ dir), and journaled by the next ingest. A spool file that cannot be journaled
 is moved to `spool/failed/`, never retried forever.
 """
 
-import json
 import os
 import sqlite3
 import stat
@@ -157,6 +156,12 @@ def spool_waiting(db: str) -> bool:
     return False
 
 
+def _json():
+    import json  # hot path: only when an event is spooled (and for the ingester's drain)
+
+    return json
+
+
 def spool(db: str, payload: str, *, size: int, project: str | None, error: str | None,
           hook_event_name: str | None, state: str | None = None) -> str | None:
     """Write an event that could not be journaled to a spool file: beside the DB, else in
@@ -166,7 +171,7 @@ def spool(db: str, payload: str, *, size: int, project: str | None, error: str |
         "error": error, "hook_event_name": hook_event_name, "payload": payload, "state": state,
     }
     try:
-        data = json.dumps(record)  # ensure_ascii: surrogates survive as escapes
+        data = _json().dumps(record)  # ensure_ascii: surrogates survive as escapes
     except (TypeError, ValueError):
         return None
     name = f"{time.time_ns():020d}-{os.getpid()}.json"
@@ -248,6 +253,7 @@ def drain_spool(conn, db: str) -> int:
     DB, and this store's files in the fallback folders. Each file is claimed first, so
     drainers running at once journal it once. A file that cannot be journaled is moved to
     `failed/` beside it, with a log line."""
+    json = _json()
     moved = 0
     since = 0  # bytes journaled since the last checkpoint
     for folder in _spool_dirs(db):
