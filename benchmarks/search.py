@@ -365,6 +365,9 @@ def main_relevance(args) -> int:
     with open(os.path.join(CORPUS, "questions.json"), encoding="utf-8") as fh:
         questions = json.load(fh)["questions"]
     path = args.store or f"/tmp/memhooks-bench/relevance-{args.pages}.db"
+    if args.weights:
+        from memhooks.store import queries
+        queries.SECTION_WEIGHTS = tuple(float(w) for w in args.weights.split(","))
     real, filler = build_relevance(path, args.pages)
     conn = connect(path)
     print(f"{real} documentation pages + {filler} filler pages; {len(questions)} questions"
@@ -391,6 +394,7 @@ def main() -> int:
     ap.add_argument("--library", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--weights", default=None, help="title,headings,body BM25 weights to try")
     ap.add_argument("--docs", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rebuild", action="store_true")
