@@ -520,15 +520,6 @@ def tier2_documents(conn, library_keys, limit: int) -> list[sqlite3.Row]:
                  (*keys, limit)).fetchall()
 
 
-def fts_rank_among(conn, match: str, ids: list[int], limit: int) -> list[int]:
-    """The best `limit` of `ids` for an FTS5 query (BM25, the same weights), best first. `+rowid` filters the
-    one MATCH scan by the candidates; a plain `rowid IN` makes SQLite re-run the MATCH once
-    per candidate (milliseconds for a popular library)."""
-    return _column(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
-                         f" AND +rowid IN ({_marks(ids)}) ORDER BY bm25(documents_fts, ?, ?) LIMIT ?",
-                   (match, *ids, TITLE_WEIGHT, BODY_WEIGHT, limit))
-
-
 def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:
     """id -> Row (content, bytes) for the ids that exist."""
     if not ids:
