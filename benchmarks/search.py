@@ -368,12 +368,25 @@ def main_relevance(args) -> int:
     if args.weights:
         from memhooks.store import queries
         queries.SECTION_WEIGHTS = tuple(float(w) for w in args.weights.split(","))
+    if args.semantic:
+        os.environ["MEMHOOKS_SEMANTIC"] = "1"
     real, filler = build_relevance(path, args.pages)
     conn = connect(path)
+    if args.semantic:
+        from memhooks.recall import semantic
+        t = time.perf_counter()
+        n = semantic.ensure_vectors(conn)
+        print(f"semantic: {n:,} section vectors in {time.perf_counter() - t:.1f}s ({semantic.MODEL})")
     print(f"{real} documentation pages + {filler} filler pages; {len(questions)} questions"
-          f"{' (library argument given)' if args.library else ''}")
+          f"{' (library argument given)' if args.library else ''}{' (hybrid)' if args.semantic else ''}")
     res = relevance(conn, questions, args.library)
+    sizes = {t: conn.execute(f"SELECT coalesce(sum(length(block)), 0) FROM {t}_data").fetchone()[0]
+             for t in ("documents_fts", "sections_fts")}
+    body = conn.execute("SELECT sum(length(body)) FROM documents").fetchone()[0]
+    n_sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
     conn.close()
+    print(f"{n_sections:,} sections; compressed texts {body / 2**20:.1f} MiB, documents_fts "
+          f"{sizes['documents_fts'] / 2**20:.1f} MiB, sections_fts {sizes['sections_fts'] / 2**20:.1f} MiB")
     print_relevance(res)
     if args.verbose:
         for r in res["questions"]:
@@ -394,6 +407,7 @@ def main() -> int:
     ap.add_argument("--library", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--semantic", action="store_true", help="the [semantic] extra's hybrid ranking")
     ap.add_argument("--weights", default=None, help="title,headings,body BM25 weights to try")
     ap.add_argument("--docs", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=5)

@@ -126,6 +126,8 @@ OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside 
     "memhooks.store.connect": {"memhooks.store.migrate"},
     # Salvaging a damaged journal writes packs (hashlib, lzma): never on the capture hook.
     "memhooks.store.health": {"memhooks.store.packs"},
+    # The hybrid ranking's extra (`memhooks[semantic]`): half a second to import, only when on.
+    "memhooks.recall.semantic": {"numpy"},
 }
 MAX_FUNCTION_IMPORTS = 74  # a ratchet: 73 today (entry/, _launch, bootstrap and the MCP entry hold 62 of them); lower it as they go
 

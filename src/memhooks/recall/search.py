@@ -38,6 +38,7 @@ import time
 
 from memhooks._jsonlite import loads_object
 from memhooks.names import split_library_id
+from memhooks.recall import semantic
 from memhooks.recall.ranking import Query
 from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
@@ -199,6 +200,23 @@ def _substring_snippet(conn, doc_id: int, needle: str) -> str:
     return ("… " if start else "") + text[start:end] + (" …" if end < len(text) else "")
 
 
+HYBRID_DEPTH = 20  # pages of each ranking fused
+
+
+def _hybrid(conn, query: str, q: Query, limit: int, libraries, hits: list) -> list:
+    """BM25's pages and the embedding's (memhooks.recall.semantic) fused by reciprocal rank;
+    a page only the embedding found is a `semantic` match."""
+    depth = max(limit, HYBRID_DEPTH)
+    bm25 = hits if len(hits) >= depth else list(_section_search(conn, q, depth, libraries))
+    allowed = queries.library_document_ids(conn, libraries) if libraries is not None else None
+    near = semantic.ranked_pages(conn, query, depth, allowed)
+    by_doc = {h[0]: h for h in bm25}
+    for doc, sid, score in near:
+        by_doc.setdefault(doc, (doc, sid, -score, "semantic", ""))
+    order = semantic.fuse([h[0] for h in bm25], [n[0] for n in near], weights=(semantic.BM25_WEIGHT, 1.0))
+    return [by_doc[d] for d in order[:limit]]
+
+
 def resolve_library(conn, library: str | None, project: str = "") -> list[str] | None:
     """The unversioned library IDs (lower-case) a `library` argument names: a Context7 ID as
     written (`/org/repo`, any version of it), else a name through tier1 (this project's
@@ -260,6 +278,8 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
     hits: list[tuple[int, int | None, float | None, str, str]] = []  # (doc, section, score, how, match)
     if q.terms:
         hits = list(_section_search(conn, q, limit, libraries))
+        if semantic.available():
+            hits = _hybrid(conn, query, q, limit, libraries, hits)
     needle = None
     if not hits:
         needle = query.strip()[:LIKE_NEEDLE_MAX]
@@ -282,6 +302,9 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
             snippet = _text_head(conn, doc_id, WHOLE_DOC_CHARS + 1)  # short: the whole text, verbatim
         elif how == "substring":
             snippet = _substring_snippet(conn, doc_id, needle or "")
+        elif how == "semantic" and sec is not None:
+            text = queries.section_text(conn, sec["id"])
+            snippet = text[:SNIPPET_CHARS] + (" …" if len(text) > SNIPPET_CHARS else "")
         elif sec is not None and (sec.get("length") or 0) <= WHOLE_DOC_CHARS:
             snippet = queries.section_text(conn, sec["id"])  # a short section: all of it
         else:  # an FTS hit: `match` is the query that found its section

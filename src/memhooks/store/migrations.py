@@ -515,6 +515,27 @@ def m016_sections(db):
         db.execute(sql)
 
 
+VECTORS_SQL = (
+    """CREATE TABLE section_vectors (
+        section_id INTEGER PRIMARY KEY,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    """CREATE TRIGGER section_vectors_ad AFTER DELETE ON sections BEGIN
+        DELETE FROM section_vectors WHERE section_id = old.id;
+    END""",
+)
+
+
+@migration
+def m017_section_vectors(db):
+    """The optional hybrid ranking (`memhooks[semantic]`, memhooks.recall.semantic) keeps each
+    section's embedding here, by the model that made it (float32 bytes); a section's vector
+    goes with it. Empty unless the extra is installed and turned on."""
+    for sql in VECTORS_SQL:
+        db.execute(sql)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
     raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "

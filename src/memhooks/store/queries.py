@@ -393,6 +393,12 @@ def section_ranked(conn, match: str, limit: int, *, window: int,
     return [(r["id"], r["doc"], r["score"]) for r in rows]
 
 
+def library_document_ids(conn, bases: list[str]) -> set[int]:
+    """Ids of the documents of these library IDs (library_clause)."""
+    clause, args = library_clause(bases)
+    return set(_column(conn, f"SELECT d.id FROM documents d WHERE {clause}", args))
+
+
 def section_snippet(conn, match: str, section_id: int, tokens: int) -> str | None:
     """FTS5's snippet of one matching section's text (None when it does not match)."""
     return _value(conn, "SELECT snippet(sections_fts, 2, '', '', ' … ', ?) FROM sections_fts"

@@ -52,10 +52,10 @@ def classify(exc: BaseException, url: str | None) -> TeamError:
         return exc
     try:
         # lazy: heavy optional dependency (psycopg)
-        import psycopg
-        from psycopg import errors
+        import psycopg.errors
     except ImportError:
         return TeamError("not-installed", "psycopg is not installed (pip install 'memhooks[team]')")
+    errors = psycopg.errors
     text = scrub(f"{exc}".strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, url)
     if isinstance(exc, (errors.ReadOnlySqlTransaction, errors.InsufficientPrivilege)):
         return TeamError("read-only", f"the team database refuses writes: {text}")
