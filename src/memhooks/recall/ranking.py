@@ -22,6 +22,7 @@ from __future__ import annotations
 from memhooks.recall.coverage import STOP_WORDS
 
 MAX_TERMS = 16
+PREFIX_MIN = 4
 MAX_QUERY = 2000
 # Words that only say how a question is asked (besides memhooks.recall.coverage's stop words).
 EXTRA_STOP = frozenset("versus compared compare comparison difference differences differ "
@@ -95,7 +96,22 @@ class Query:
 
     @property
     def any_word(self) -> str | None:
-        return self._join("OR")
+        """Any term, an identifier's parts counting as words of their own too."""
+        if not self.terms:
+            return None
+        parts = list(dict.fromkeys([" ".join(t) for t in self.terms] +
+                                   [w for t in self.identifiers for w in t
+                                    if w not in STOP_WORDS and w not in EXTRA_STOP]))
+        return " OR ".join(_quoted(p) for p in parts)
+
+    @property
+    def prefixed(self) -> str | None:
+        """Any term, those of PREFIX_MIN or more letters as prefixes (`"confi"*`): the last
+        resort before a substring search."""
+        if not self.terms:
+            return None
+        return " OR ".join(_quoted(" ".join(t)) + ("*" if len(t[-1]) >= PREFIX_MIN else "")
+                           for t in self.terms)
 
     @property
     def exact(self) -> str | None:

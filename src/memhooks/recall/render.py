@@ -140,7 +140,7 @@ def results_markdown(query: str, results: list[dict], *, person: bool = False) -
     note = ""
     if how == {"substring"}:
         note = " (no word match; substring match over the newest documents)"
-    elif how == {"fts-any"}:
+    elif how <= {"fts-any", "fts-prefix"} and "fts" not in how:
         note = " (no document has every word; ranked by any word)"
     elif "fts-any" in how:
         note = " (documents with every word first, then those with some)"

@@ -165,9 +165,14 @@ def _section_search(conn, q: Query, limit: int, libraries) -> list[tuple[int, in
         exact = _exact_docs(conn, q.exact, list(dict.fromkeys(d for _, d, _ in all_hits)))
         tiers.append([(d, sid, sc, "fts", q.all_words or "") for sid, d, sc in all_hits if d in exact])
         tiers.append([(d, sid, sc, "fts", q.all_words or "") for sid, d, sc in all_hits if d not in exact])
-    if len({d for _, d, _ in all_hits}) < limit and len(q.terms) > 1:
-        tiers.append([(d, sid, sc, "fts-any", q.any_word or "")
-                      for sid, d, sc in _ranked(conn, q.any_word, wanted, libraries)])
+    found = {d for _, d, _ in all_hits}
+    if len(found) < limit and (len(q.terms) > 1 or q.identifiers):
+        some = _ranked(conn, q.any_word, wanted, libraries)
+        tiers.append([(d, sid, sc, "fts-any", q.any_word or "") for sid, d, sc in some])
+        found |= {d for _, d, _ in some}
+    if len(found) < limit:
+        tiers.append([(d, sid, sc, "fts-prefix", q.prefixed or "")
+                      for sid, d, sc in _ranked(conn, q.prefixed, wanted, libraries)])
     pages: dict[int, tuple[int, int, float, str, str]] = {}
     for tier in tiers:
         for hit in tier:
