@@ -6,6 +6,7 @@ library argument, one section through get_document), on real SQLite files."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,16 @@ from click.testing import CliRunner
 from memhooks import sections
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pages import html_to_text
-from memhooks.recall import ranking, search
+from memhooks.recall import ranking, search, serve
 from memhooks.store import migrations
 from memhooks.store.connect import connect, transaction
-from memhooks.store.projections import clear_derived, restore_access, upsert_document, upsert_library
+from memhooks.store.projections import (
+    clear_derived,
+    restore_access,
+    upsert_document,
+    upsert_library,
+    upsert_tier2,
+)
 
 MD = """Intro before any heading.
 
@@ -248,3 +255,27 @@ def test_a_store_file_opened_without_memhooks_still_reads(tmp_path, conn):
         assert plain.execute("SELECT count(*) FROM sections").fetchone()[0] == 5
     finally:
         plain.close()
+
+
+def test_serving_ranks_a_librarys_documents_by_their_best_section(conn):
+    """More candidates than the serve decision reads: the long page whose one section answers
+    the question is read (and served), not the short pages that repeat one of its words."""
+    now = time.time()
+
+    def docs(topic: str, text: str) -> int:
+        with transaction(conn):
+            doc_id, _ = upsert_document(conn, provenance="capture", project="/p", source="/acme/lib",
+                                        source_tool="context7", content=text, library_id="/acme/lib",
+                                        topic=topic, tool="query-docs", now=now)
+            upsert_tier2(conn, provenance="capture", library_id="/acme/lib", topic=topic,
+                         document_id=doc_id, origin="capture", ttl_s=4 * 3600, now=now)
+        return doc_id
+
+    for i in range(6):
+        docs(f"caching {i}", f"### Caching {i}\n\n" + "The cache is fast. " * 30)
+    other = "\n\n".join(f"### Part {i}\n\n" + f"Unrelated words about topic {i}. " * 20 for i in range(60))
+    right = docs("guide", f"{other}\n\n### Invalidation\n\nTo invalidate the cache, call purge().\n\n{other}")
+    served = serve.decide(conn, "mcp__context7__query-docs",
+                          {"libraryId": "/acme/lib", "query": "invalidate the cache"}, "/p", now)
+    assert served is not None and served.doc_ids == [right]
+    assert "call purge()" in served.text
