@@ -279,3 +279,31 @@ def test_serving_ranks_a_librarys_documents_by_their_best_section(conn):
                           {"libraryId": "/acme/lib", "query": "invalidate the cache"}, "/p", now)
     assert served is not None and served.doc_ids == [right]
     assert "call purge()" in served.text
+
+
+def test_memhooks_reindex_derives_the_same_sections(tmp_path, conn):
+    """Captured through the real hook, projected, then `reindex` from the journal."""
+    import os
+    import subprocess
+
+    from memhooks.ingest.pipeline import ingest_pending, reindex
+
+    root = Path(__file__).resolve().parent.parent
+    db = str(tmp_path / "memhooks.db")
+    for name in ("c7_query_docs", "webfetch", "exa_web_fetch"):
+        payload = (root / "tests" / "fixtures" / "payloads" / f"{name}.json").read_bytes()
+        proc = subprocess.run(["bash", str(root / "hooks" / "post-tool-use")], input=payload,
+                              env={**os.environ, "MEMHOOKS_DB": db}, capture_output=True, timeout=30)
+        assert proc.returncode == 0
+    ingest_pending(conn, db)
+
+    def by_content():
+        return sorted(conn.execute(
+            "SELECT d.content_hash, s.ord, s.start, s.length, s.headings, s.anchor FROM sections s"
+            " JOIN documents d ON d.id = s.document_id").fetchall())
+
+    before = by_content()
+    assert len({row[0] for row in before}) >= 3  # (an EXA fetch may keep more than one page)
+    reindex(conn, db)
+    assert by_content() == before
+    conn.execute("INSERT INTO sections_fts (sections_fts) VALUES ('integrity-check')")
