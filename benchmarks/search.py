@@ -1,7 +1,19 @@
-"""Recall benchmark: search latency over 50,000 documents, storage overhead,
-and `memhooks mcp` start-up.
+"""Recall benchmark: how well search finds the right page, and how fast.
 
-    python benchmarks/search.py [--docs 50000] [--rebuild] [--store PATH]
+    python benchmarks/search.py [--pages 1000] [--library] [--json OUT]
+    python benchmarks/search.py --latency [--docs 50000] [--rebuild] [--store PATH]
+
+Relevance (the default): the three documentation sets of benchmarks/search_corpus (pages of
+openly licensed projects' docs, their licences beside them) are stored as `memhooks add`
+stores pages, with generated filler pages up to `--pages` in all, and every question of
+benchmarks/search_corpus/questions.json (graded 3/2/1 by hand) is asked through
+search.search_documents. A result names a page by its URL (without the #anchor); the
+first five distinct pages are judged. Printed: Recall@5, MRR (over the top 5), nDCG@5
+(gain 2^grade - 1) and Hit@1/3/5, overall, per intent and per library, and the query
+p50/p95. `--library` passes the question's library as the library argument.
+
+Latency (`--latency`): search latency over 50,000 documents, storage overhead,
+and `memhooks mcp` start-up.
 
 Builds (once; cached at /tmp/memhooks-bench/search-<docs>.db) a store of
 realistic generated markdown documents of mixed sizes (1–20 KB, skewed towards
@@ -18,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import statistics
@@ -225,14 +238,185 @@ def python_startup(runs: int = 5) -> float:
     return statistics.median(vals)
 
 
+CORPUS = os.path.join(ROOT, "benchmarks", "search_corpus")
+SETS = {  # set: (library ID, URL of a page given its docs path without extension)
+    "sqlite-utils": ("/simonw/sqlite-utils", "https://sqlite-utils.datasette.io/en/stable/{}.html"),
+    "llm": ("/simonw/llm", "https://llm.datasette.io/en/stable/{}.html"),
+    "pipx": ("/pypa/pipx", "https://pipx.pypa.io/stable/{}/"),
+}
+
+
+def page_url(page: str) -> str:
+    """`set/file` (questions.json's page names) -> the page's URL."""
+    name, stem = page.split("/", 1)
+    return SETS[name][1].format(stem.replace("__", "/"))
+
+
+def page_title(text: str) -> str | None:
+    for line in text.split("\n"):
+        if line.startswith("# "):
+            title = line[2:]
+            return title.split(" {#", 1)[0].strip() or None
+    return None
+
+
+def build_relevance(path: str, pages: int, seed: int = 11) -> tuple[int, int]:
+    """The documentation sets as `memhooks add` keeps pages, then filler up to `pages`."""
+    for suffix in ("", "-wal", "-shm", ".journal", ".journal-wal", ".journal-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    conn = connect(path)
+    now = time.time() - 86400
+    real = 0
+    with transaction(conn):
+        for name, (lid, _) in SETS.items():
+            folder = os.path.join(CORPUS, name)
+            for fn in sorted(os.listdir(folder)):
+                if not fn.endswith(".md"):
+                    continue
+                with open(os.path.join(folder, fn), encoding="utf-8") as fh:
+                    text = fh.read()
+                url = page_url(f"{name}/{fn[:-3]}")
+                upsert_document(conn, project="", source=url, source_tool="web", tool="memhooks-add",
+                                content=text, title=page_title(text) or url, type="library-docs",
+                                url=url, library_id=lid, provenance="added", now=now + real)
+                real += 1
+    rng = random.Random(seed)
+    vocab = _vocabulary(rng)
+    cum = _zipf_weights(len(vocab))
+    with transaction(conn):
+        for i in range(max(0, pages - real)):
+            upsert_document(conn, provenance="capture", project="/bench/project", now=now + real + i,
+                            **_doc(rng, vocab, cum, i))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return real, max(0, pages - real)
+
+
+def judged(results: list[dict], k: int = 5) -> list[str]:
+    """The first `k` distinct pages of a result list, by URL without its fragment."""
+    out: list[str] = []
+    for r in results:
+        url = (r.get("url") or r.get("source") or "").split("#", 1)[0]
+        if url and url not in out:
+            out.append(url)
+        if len(out) == k:
+            break
+    return out
+
+
+def scores(got: list[str], rel: dict[str, int], k: int = 5) -> dict[str, float]:
+    top = got[:k]
+    hits = [u for u in top if u in rel]
+    first = next((i for i, u in enumerate(top) if u in rel), None)
+    dcg = sum((2 ** rel[u] - 1) / math.log2(i + 2) for i, u in enumerate(top) if u in rel)
+    ideal = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(sorted(rel.values(), reverse=True)[:k]))
+    return {"recall@5": len(hits) / len(rel), "mrr": 0.0 if first is None else 1.0 / (first + 1),
+            "ndcg@5": dcg / ideal if ideal else 0.0,
+            "hit@1": float(first is not None and first < 1), "hit@3": float(first is not None and first < 3),
+            "hit@5": float(first is not None)}
+
+
+METRICS = ("recall@5", "mrr", "ndcg@5", "hit@1", "hit@3", "hit@5")
+
+
+def _mean(rows: list[dict]) -> dict[str, float]:
+    return {m: statistics.fmean(r[m] for r in rows) for m in METRICS}
+
+
+def relevance(conn, questions: list[dict], by_library: bool, rounds: int = 3) -> dict:
+    per: list[dict] = []
+    times: list[float] = []
+    for q in questions:
+        rel = {page_url(p): g for p, g in q["rel"].items()}
+        kwargs = {"library": SETS[q["library"]][0]} if by_library else {}
+        results = search_documents(conn, q["q"], 10, **kwargs)
+        for _ in range(rounds):
+            t = time.perf_counter()
+            search_documents(conn, q["q"], 10, **kwargs)
+            times.append((time.perf_counter() - t) * 1000)
+        got = judged(results)
+        per.append({**scores(got, rel), "q": q["q"], "intent": q["intent"], "library": q["library"],
+                    "got": got})
+    out = {"all": _mean(per), "n": len(per), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
+           "intent": {}, "library": {}, "questions": per}
+    for key in ("intent", "library"):
+        for value in sorted({r[key] for r in per}):
+            rows = [r for r in per if r[key] == value]
+            out[key][value] = {**_mean(rows), "n": len(rows)}
+    return out
+
+
+def print_relevance(res: dict) -> None:
+    head = f"{'':24}{'n':>4}" + "".join(f"{m:>10}" for m in METRICS)
+    print(head)
+
+    def line(name: str, row: dict, n: int) -> None:
+        print(f"{name:24}{n:>4}" + "".join(f"{row[m]:>10.3f}" for m in METRICS))
+    line("all", res["all"], res["n"])
+    for key in ("intent", "library"):
+        for value, row in res[key].items():
+            line(f"{key} {value}", row, row["n"])
+    print(f"query p50 {res['p50_ms']:.1f} ms   p95 {res['p95_ms']:.1f} ms")
+
+
+def main_relevance(args) -> int:
+    with open(os.path.join(CORPUS, "questions.json"), encoding="utf-8") as fh:
+        questions = json.load(fh)["questions"]
+    path = args.store or f"/tmp/memhooks-bench/relevance-{args.pages}.db"
+    if args.weights:
+        from memhooks.store import queries
+        queries.SECTION_WEIGHTS = tuple(float(w) for w in args.weights.split(","))
+    if args.semantic:
+        os.environ["MEMHOOKS_SEMANTIC"] = "1"
+    real, filler = build_relevance(path, args.pages)
+    conn = connect(path)
+    if args.semantic:
+        from memhooks.recall import semantic
+        t = time.perf_counter()
+        n = semantic.ensure_vectors(conn)
+        print(f"semantic: {n:,} section vectors in {time.perf_counter() - t:.1f}s ({semantic.MODEL})")
+    print(f"{real} documentation pages + {filler} filler pages; {len(questions)} questions"
+          f"{' (library argument given)' if args.library else ''}{' (hybrid)' if args.semantic else ''}")
+    res = relevance(conn, questions, args.library)
+    sizes = {t: conn.execute(f"SELECT coalesce(sum(length(block)), 0) FROM {t}_data").fetchone()[0]
+             for t in ("documents_fts", "sections_fts")}
+    body = conn.execute("SELECT sum(length(body)) FROM documents").fetchone()[0]
+    n_sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    conn.close()
+    print(f"{n_sections:,} sections; compressed texts {body / 2**20:.1f} MiB, documents_fts "
+          f"{sizes['documents_fts'] / 2**20:.1f} MiB, sections_fts {sizes['sections_fts'] / 2**20:.1f} MiB")
+    print_relevance(res)
+    if args.verbose:
+        for r in res["questions"]:
+            if r["hit@1"] < 1 or r["recall@5"] < 1:
+                print(f"  R@5 {r['recall@5']:.2f} RR {r['mrr']:.2f}  {r['q']!r}")
+                for u in r["got"]:
+                    print(f"      {u}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(res, fh, indent=1)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", action="store_true", help="the 50,000-document latency benchmark")
+    ap.add_argument("--pages", type=int, default=1000)
+    ap.add_argument("--library", action="store_true")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--semantic", action="store_true", help="the [semantic] extra's hybrid ranking")
+    ap.add_argument("--weights", default=None, help="title,headings,body BM25 weights to try")
     ap.add_argument("--docs", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--store", default=None)
     ap.add_argument("--no-vacuum", action="store_true")
     args = ap.parse_args()
+    if not args.latency:
+        return main_relevance(args)
     path = args.store or f"/tmp/memhooks-bench/search-{args.docs}.db"
     if args.rebuild or not os.path.exists(path):
         print(f"building {args.docs:,} documents at {path} …", file=sys.stderr)

@@ -126,6 +126,8 @@ OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside 
     "memhooks.capture.payload": {"json", "hashlib", "memhooks.sqltext"},  # stub, unsure name, metadata
     "memhooks.store.journal": {"json"},  # spooling an event, draining the spool
     "memhooks.store.health": {"json", "memhooks.store.packs"},  # incidents; a damaged journal's packs
+    # The hybrid ranking's extra (`memhooks[semantic]`): half a second to import, only when on.
+    "memhooks.recall.semantic": {"numpy"},
 }
 MAX_FUNCTION_IMPORTS = 60  # a ratchet: lower it as they go
 

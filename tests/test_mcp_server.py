@@ -219,3 +219,31 @@ def test_sdk_import_pauses_the_garbage_collector_only_while_it_runs():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "True", "True", "False"]
+
+
+def test_library_argument_and_one_section_through_the_real_client(store, tmp_path):
+    """search_documents(library=…) by Context7 ID, by name (tier1), unknown; get_document(section=…)."""
+    calls = [
+        ("search_documents", {"query": "useEffect", "library": "/facebook/react"}),
+        ("search_documents", {"query": "useEffect", "library": "react"}),
+        ("search_documents", {"query": "useEffect", "library": "/vercel/next.js"}),
+        ("search_documents", {"query": "useEffect", "library": "no-such-library-anywhere"}),
+    ]
+    _init, tools, results = anyio.run(session_calls, server_params(store, str(tmp_path)), calls)
+    schema = {t.name: t.input_schema for t in tools.tools}
+    assert "library" in schema["search_documents"]["properties"]
+    assert "section" in schema["get_document"]["properties"]
+    by_id, by_name, other, unknown = (text_of(r) for r in results)
+    assert "from: /facebook/react" in by_id and "/vercel/next.js" not in by_id
+    assert "from: /facebook/react" in by_name and "/vercel/next.js" not in by_name  # tier1: react
+    assert "from: /facebook/react" not in other
+    assert not results[3].is_error and "No known library" in unknown
+    section = int(re.search(r"^- section (\d+): ", by_id, re.M).group(1))
+    doc_id = int(re.search(r"\(id (\d+)\)$", by_id, re.M).group(1))
+    calls = [("get_document", {"id": doc_id, "section": str(section)}),
+             ("get_document", {"id": doc_id}),
+             ("get_document", {"id": doc_id, "section": "no-such-anchor"})]
+    _init, _tools, (part, whole, missing) = anyio.run(session_calls, server_params(store, str(tmp_path)), calls)
+    assert not part.is_error and f"- section {section}: " in text_of(part)
+    assert len(text_of(part)) < len(text_of(whole))
+    assert missing.is_error and "No section" in text_of(missing)

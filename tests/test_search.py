@@ -143,14 +143,18 @@ def test_title_weighted_above_body(conn):
     assert ids[:2] == [title, body]
 
 
-def test_and_first_then_or_fallback(conn):
+def test_all_words_first_then_best_of_words(conn):
     both = add(conn, "alpha bravo together in one place", title="one")
     only_a = add(conn, "alpha alone here", title="two", source="https://e/2")
     r = search.search_documents(conn, "alpha bravo")
-    assert [x["id"] for x in r] == [both] and r[0]["match"] == "fts"
+    assert [x["id"] for x in r] == [both, only_a]
+    assert [x["match"] for x in r] == ["fts", "fts-any"]
     r = search.search_documents(conn, "alpha charlie")
     assert [x["id"] for x in r] == [only_a, both] or {x["id"] for x in r} == {only_a, both}
     assert all(x["match"] == "fts-any" for x in r)
+    # all words first, even when a page with one of them ranks better on that word alone
+    add(conn, "alpha " * 30, title="alpha alpha", source="https://e/3")
+    assert search.search_documents(conn, "alpha bravo")[0]["id"] == both
 
 
 def test_prefix_matching(conn):

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from memhooks.cli._common import Fail, echo_json, no_store, open_store, store_exists
 from memhooks.cli._people import document_text, page, results_text
-from memhooks.config import db_path
+from memhooks.config import db_path, project_dir
 from memhooks.entry.mcp import main as mcp_main
 from memhooks.recall import render, search, stats, stats_render, stats_summary
 from memhooks.store.stats_queries import reads_by_document
@@ -52,7 +52,10 @@ VIEW_HELP = ("--snippets: the view for people (the default when stdout is a term
 @click.option("--snippets/--fenced", "people", default=None, help=VIEW_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--team", "team", is_flag=True, help="Search the team store (PostgreSQL) instead.")
-def search_cmd(query, limit, full, people, as_json, team):
+@click.option("--library", "-l", default=None, metavar="NAME",
+              help="Only this library's documents: a name (as lookup_library knows it) or a "
+                   "Context7 ID such as /simonw/sqlite-utils.")
+def search_cmd(query, limit, full, people, as_json, team, library):
     """Search every cached document (BM25, titles weighted above bodies).
 
     Any text is a valid QUERY. Each result counts as one access.
@@ -72,7 +75,11 @@ def search_cmd(query, limit, full, people, as_json, team):
             except TeamError as exc:
                 raise Fail(f"team search: {exc}") from None
         else:
-            results = search.search_documents(conn, query, limit, origin="user")
+            if library and not search.resolve_library(conn, library, project_dir()):
+                raise Fail(f"no known library {render.one_line(library, 80)}: give a Context7 ID "
+                           "(/owner/repo) or a name `memhooks lookup` knows")
+            results = search.search_documents(conn, query, limit, origin="user", library=library,
+                                              project=project_dir())
             reads = reads_by_document(conn, [r["id"] for r in results])
             results = [{**r, "agent_reads": reads.get(r["id"], (0, 0))[0],
                         "user_reads": reads.get(r["id"], (0, 0))[1]} for r in results]
@@ -104,7 +111,9 @@ def search_cmd(query, limit, full, people, as_json, team):
                    "longer than the screen. --fenced (the default in a pipe): the agent-facing "
                    "form inside the reference-only fence.")
 @click.option("--json", "as_json", is_flag=True, help="Print the document as JSON.")
-def show_cmd(doc_id, max_chars, people, as_json):
+@click.option("--section", default=None, metavar="SECTION",
+              help="Only this section: its id (from `memhooks search`) or its URL anchor.")
+def show_cmd(doc_id, max_chars, people, as_json, section):
     """Print one cached document by ID (counts one access).
 
     At a terminal the text is wrapped to its width and a long document goes through the
@@ -112,9 +121,11 @@ def show_cmd(doc_id, max_chars, people, as_json):
     fence."""
     conn = _store(as_json, {"id": doc_id})
     try:
-        doc = search.get_document(conn, doc_id, max_chars, origin="user")
+        doc = search.get_document(conn, doc_id, max_chars, origin="user", section=section)
     finally:
         conn.close()
+    if doc is None and section:
+        raise Fail(f"no section {render.one_line(section, 80)} in document {render.one_line(doc_id, 40)}")
     if doc is None:
         raise Fail(f"no document with id {render.one_line(doc_id, 40)}")
     if as_json:

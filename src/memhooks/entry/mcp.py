@@ -57,12 +57,15 @@ SEARCH_DESCRIPTION = (
     "it came from (source, source_tool, type, URL or library ID, topic), has a snippet, the "
     "capture date, how often it was read, and a citation to use when quoting it. limit: 1 to 100 "
     "results (default 10). Every result counts as one access. scope=\"team\" searches the "
-    "team's shared store instead (when one is configured)."
+    "team's shared store instead (when one is configured). library: only that library's "
+    "documents (a name like sqlite-utils, or a Context7 ID like /simonw/sqlite-utils). A result "
+    "is a page found by its best section: the section's headings, id and URL are given."
 )
 
 GET_DESCRIPTION = (
     "The full text of one cached document by id (from search_documents), cut at max_chars "
-    "characters (default 20000; 0 = everything) with a note when cut. Counts one access."
+    "characters (default 20000; 0 = everything) with a note when cut. section: only that "
+    "section (its id from search_documents, or its URL anchor). Counts one access."
 )
 
 LOOKUP_DESCRIPTION = (
@@ -103,7 +106,7 @@ def _store_guard(fn):
 # The tool logic, without the SDK: (markdown, is_error).
 
 @_store_guard
-def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str, bool]:
+def tool_search(query: str, limit: int = 10, scope: str = "local", library: str = "") -> tuple[str, bool]:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= search.MAX_LIMIT:
         return (f"limit must be a whole number from 1 to {search.MAX_LIMIT} (default 10); "
                 f"got {one_line(str(limit), 20)}"), True
@@ -115,17 +118,24 @@ def tool_search(query: str, limit: int = 10, scope: str = "local") -> tuple[str,
     if conn is None:
         return NO_STORE, False
     with closing(conn):
-        results = search.search_documents(conn, query, limit)
+        if library.strip() and not search.resolve_library(conn, library, project_dir()):
+            return (f"No known library {one_line(library, 80)}: give a Context7 ID "
+                    "(/owner/repo) or a name lookup_library knows."), False
+        results = search.search_documents(conn, query, limit, library=library or None,
+                                          project=project_dir())
     return results_markdown(query, results), False
 
 
 @_store_guard
-def tool_get(doc_id, max_chars: int = 20000) -> tuple[str, bool]:
+def tool_get(doc_id, max_chars: int = 20000, section: str = "") -> tuple[str, bool]:
     conn = _open_reader()
     if conn is None:
         return NO_STORE, True
     with closing(conn):
-        doc = search.get_document(conn, doc_id, max_chars)
+        doc = search.get_document(conn, doc_id, max_chars, section=section or None)
+    if doc is None and section:
+        return (f"No section {one_line(section, 80)} in cached document {one_line(str(doc_id), 40)}. "
+                "Use search_documents to find section ids."), True
     if doc is None:
         return (f"No cached document with id {one_line(str(doc_id), 40)}. "
                 "Use search_documents to find ids."), True
@@ -146,9 +156,10 @@ def tool_lookup(name: str) -> tuple[str, bool]:
 REQUIRED = object()
 TOOLS = {
     "search_documents": (SEARCH_DESCRIPTION, [("query", "string", REQUIRED), ("limit", "integer", 10),
-                                              ("scope", "string", "local")], tool_search),
-    "get_document": (GET_DESCRIPTION, [("id", "integer", REQUIRED), ("max_chars", "integer", 20000)],
-                     tool_get),
+                                              ("scope", "string", "local"), ("library", "string", "")],
+                         tool_search),
+    "get_document": (GET_DESCRIPTION, [("id", "integer", REQUIRED), ("max_chars", "integer", 20000),
+                                       ("section", "string", "")], tool_get),
     "lookup_library": (LOOKUP_DESCRIPTION, [("name", "string", REQUIRED)], tool_lookup),
 }
 

@@ -293,6 +293,9 @@ def html_to_text(page: str) -> tuple[str | None, str]:
     h1: str | None = None
     h1_start = -1
     pre = 0
+    heading_id: str | None = None  # the URL anchor of the heading being read
+    section_id: str | None = None  # the id of a `<section>` just opened (Sphinx puts it there)
+    in_heading = False
     i = 0
     while i < n:
         j = page.find("<", i)
@@ -300,6 +303,8 @@ def html_to_text(page: str) -> tuple[str | None, str]:
             j = n
         if j > i:
             out.append((pre > 0, page[i:j] if pre else _fold(page[i:j])))
+            if section_id and page[i:j].strip():
+                section_id = None
         if j >= n:
             break
         if lower.startswith("<!--", j):
@@ -325,11 +330,20 @@ def html_to_text(page: str) -> tuple[str | None, str]:
             if closing:
                 if name == "h1" and h1 is None and h1_start >= 0:
                     h1 = " ".join(unescape("".join(t for _v, t in out[h1_start:])).split())[:1000] or None
-                out.append((False, "\n\n"))
+                out.append((False, f" {{#{heading_id}}}\n\n" if heading_id else "\n\n"))
+                heading_id, in_heading = None, False
             else:
                 out.append((False, "\n\n" + HEADINGS[name] + " "))
+                heading_id = anchor_id(tag_attr(page, lower, j, k, "id")) or section_id
+                section_id, in_heading = None, True
                 if name == "h1" and h1 is None:
                     h1_start = len(out)
+        elif name == "section" and not closing:
+            section_id = anchor_id(tag_attr(page, lower, j, k, "id"))
+        elif name == "a" and not closing and in_heading and heading_id is None:
+            href = tag_attr(page, lower, j, k, "href")  # a heading's own permalink (`¶`)
+            if href and href.startswith("#"):
+                heading_id = anchor_id(href[1:])
         elif name == "li":
             if not closing:
                 out.append((False, "\n- "))
@@ -351,6 +365,39 @@ def html_to_text(page: str) -> tuple[str | None, str]:
             flow.append(piece)
     text.append(_flow_text(flow))
     return h1 or title_tag, _NEWLINES.sub("\n\n", "".join(text)).strip()
+
+
+_ANCHOR_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+
+
+def anchor_id(value: str | None) -> str | None:
+    """An id usable as a URL anchor in the stored text (`{#id}` after a heading), else None."""
+    if not value or len(value) > 200 or not all(c in _ANCHOR_CHARS for c in value):
+        return None
+    return value
+
+
+def tag_attr(page: str, lower: str, start: int, end: int, attr: str) -> str | None:
+    """The value of attribute `attr` in the tag page[start:end] (quoted or bare), else None.
+    A bounded forward scan of the tag."""
+    at = start
+    while True:
+        at = lower.find(attr + "=", at, end)
+        if at < 0:
+            return None
+        if lower[at - 1] in " \t\n\r\"'/":
+            break
+        at += len(attr) + 1
+    v = at + len(attr) + 1
+    if v < end and page[v] in "\"'":
+        close = page.find(page[v], v + 1, end)
+        value = page[v + 1:close] if close >= 0 else ""
+    else:
+        stop = v
+        while stop < end and page[stop] not in " \t\n\r/>":
+            stop += 1
+        value = page[v:stop]
+    return value.strip() or None
 
 
 def _flow_text(pieces: list[str]) -> str:

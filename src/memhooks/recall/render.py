@@ -140,17 +140,21 @@ def results_markdown(query: str, results: list[dict], *, person: bool = False) -
     note = ""
     if how == {"substring"}:
         note = " (no word match; substring match over the newest documents)"
-    elif "fts-any" in how:
+    elif how <= {"fts-any", "fts-prefix"} and "fts" not in how:
         note = " (no document has every word; ranked by any word)"
+    elif "fts-any" in how:
+        note = " (documents with every word first, then those with some)"
     lines = [f'{len(results)} cached document{"s" if len(results) != 1 else ""} for {shown}{note}.',
              REFERENCE_NOTE, ""]
     for n, r in enumerate(results, 1):
         lines.append(f"## {n}. {quote(r['title'])} (id {r['id']})")
         lines += _about(r, f"{r.get('bytes') or 0:,} bytes")
+        lines += _section_line(r)
         lines.append(fence(r.get("snippet") or ""))
         lines.append("")
-    lines.append("`memhooks show ID` prints a document's full text." if person
-                 else "Call get_document(id) for a document's full text.")
+    lines.append("`memhooks show ID` prints a document's full text (`--section N` one section)." if person
+                 else "Call get_document(id) for a document's full text, get_document(id, section=N) "
+                      "for one section.")
     return clean("\n".join(lines))
 
 
@@ -177,9 +181,19 @@ def _about(doc: dict, size: str) -> list[str]:
             f"- cite as: {doc['citation']}"]
 
 
+def _section_line(doc: dict) -> list[str]:
+    """The section a result or a document part is: its heading path, id and URL."""
+    if doc.get("section_id") is None:
+        return []
+    where = f" · {quote(doc['section_url'], 300)}" if doc.get("section_url") else ""
+    return [f"- section {int(doc['section_id'])}: {quote(doc.get('section') or '(before the first heading)', 200)}"
+            f"{where}"]
+
+
 def document_markdown(doc: dict) -> str:
     lines = [f"# {quote(doc['title'])} (id {doc['id']})", REFERENCE_NOTE, ""]
     lines += _about(doc, f"{doc['total_chars']:,} characters")
+    lines += _section_line(doc)
     if doc.get("capture_truncated"):
         lines.append("- the capture itself was cut at the size cap")
     lines.append("")

@@ -6,17 +6,21 @@ turns them into markdown or safe JSON, and memhooks.recall.libraries answers `lo
 
 Search semantics
 ----------------
-* Any text is a valid query. It is tokenised here (runs of Unicode letters and
-  digits, the same notion of a word as FTS5's unicode61 tokenizer), at most
-  `MAX_TOKENS` distinct tokens are kept, and each becomes an FTS5 string
-  (`"` doubled). No user text ever reaches FTS5 as syntax, so `AND`, `OR`,
-  `NEAR`, quotes, `*`, `^`, `:`, parentheses … are just words or separators.
-* The tokens are ANDed as whole words; when that finds fewer than `limit`
-  documents, tokens of 4+ characters are prefix-matched (`"tok"*`) too. When
-  AND finds nothing and there are several tokens, they are ORed the same way.
-  Ranking is BM25 with the title weighted 10× the body. A query matching more
-  than `RANK_WINDOW` documents is ranked over its newest `RANK_WINDOW` matches
-  (bounded latency for common words).
+* Any text is a valid query. memhooks.recall.ranking turns it into FTS5 terms: words (runs
+  of Unicode letters and digits), stop and question words dropped, identifiers (`db.atomic`,
+  `@scope/name`, `get_model`) as phrases; each term an FTS5 string (`"` doubled). No user
+  text ever reaches FTS5 as syntax, so `AND`, `OR`, `NEAR`, quotes, `*`, `^`, `:`,
+  parentheses … are just words or separators.
+* The unit ranked is a section (memhooks.sections: a document split at its headings), over
+  `sections_fts` (porter stemming) with BM25 weights title > headings > body
+  (queries.SECTION_WEIGHTS); a page's best section stands for it, so a result is a page
+  with the section that found it (heading path, id, URL anchor).
+* Sections holding every term first (pages holding every term as written, without
+  stemming, before the others), then, when fewer than `limit` pages have them all, the best
+  sections holding some terms, by BM25. An unscoped query matching more than `RANK_WINDOW`
+  sections is ranked over its newest `RANK_WINDOW` (bounded latency for common words).
+* `library`: a name or a Context7 ID (any version of it), resolved through tier1 and the
+  known libraries; only that library's documents are searched.
 * When FTS finds nothing (or the query has no word characters, like `c++`'s
   `++` or `=>`), a bounded substring search runs: a parameterised, escaped
   `LIKE` over title and content of the newest `LIKE_SCAN_CAP` documents.
@@ -33,6 +37,9 @@ import sqlite3
 import time
 
 from memhooks._jsonlite import loads_object
+from memhooks.names import split_library_id
+from memhooks.recall import semantic
+from memhooks.recall.ranking import Query
 from memhooks.recall.render import citation, repo_of
 from memhooks.store import queries
 from memhooks.store.projections import storable_text
@@ -40,7 +47,8 @@ from memhooks.store.provenance import team_label
 from memhooks.store.reads import note_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
-RANK_WINDOW = 2000       # BM25 ranks at most the newest this-many matches
+RANK_WINDOW = 20000      # BM25 ranks at most the newest this-many matching sections
+SECTIONS_PER_PAGE = 4    # sections ranked per page asked for (a page's best section stands for it)
 MAX_LIMIT = 100          # results per search
 LIKE_SCAN_CAP = 2000     # newest documents a substring search looks at
 LIKE_NEEDLE_MAX = 200    # characters of the query used as a substring
@@ -124,39 +132,60 @@ def _touch(conn, ids: list[int], now: float | None, origin: str = "agent") -> in
 
 # ----------------------------------------------------------------------------- search
 
-def _fts_ids(conn, match: str, limit: int) -> list[tuple[int, float]]:
-    """BM25-ranked rowids for an FTS5 query built here (see queries.fts_ranked)."""
+def _ranked(conn, match: str | None, limit: int, libraries, ) -> list[tuple[int, int, float]]:
+    """BM25-ranked sections for an FTS5 query built by memhooks.recall.ranking."""
+    if match is None:
+        return []
     try:
-        return queries.fts_ranked(conn, match, limit, window=RANK_WINDOW)
+        return queries.section_ranked(conn, match, limit, window=RANK_WINDOW, libraries=libraries)
     except sqlite3.OperationalError:
         # Cannot happen for queries built here; never let a query be an error.
         return []
 
 
-def _fts_search(conn, tokens: list[str], limit: int) -> tuple[list[tuple[int, float | None, str]], str | None]:
-    """AND (exact words, then with prefixes when that found fewer than `limit`),
-    then OR the same way when AND found nothing. Returns (hits, the FTS query used)."""
-    prefixable = any(len(t) >= queries.PREFIX_MIN_CHARS for t in tokens)
-    ops = ["AND"] + (["OR"] if len(tokens) > 1 else [])
-    for op in ops:
-        how = "fts" if op == "AND" else "fts-any"
-        match = queries.fts_query(tokens, op)
-        if match is None:
-            break  # no tokens
-        hits = _fts_ids(conn, match, limit)
-        if len(hits) < limit and prefixable:
-            wider = queries.fts_query(tokens, op, prefix=True) or match
-            more = _fts_ids(conn, wider, limit)
-            if len(more) > len(hits):
-                hits, match = more, wider
-        if hits:
-            return [(i, s, how) for i, s in hits], match
-    return [], None
-
-
-def _fts_snippet(conn, match: str, doc_id: int) -> str | None:
+def _exact_docs(conn, match: str | None, doc_ids: list[int]) -> set[int]:
+    if match is None or not doc_ids:
+        return set()
     try:
-        return queries.fts_snippet(conn, match, doc_id, SNIPPET_TOKENS)
+        return queries.documents_matching(conn, match, doc_ids)
+    except sqlite3.OperationalError:
+        return set()
+
+
+def _section_search(conn, q: Query, limit: int, libraries) -> list[tuple[int, int, float, str, str]]:
+    """Pages by their best section: (document id, section id, score, how, FTS query).
+
+    Sections holding every term come first (`fts`), the pages whose text has every term as
+    written (no stemming) before the others; then the best sections holding some of the
+    terms, ranked by BM25 (`fts-any`: a section holding more of the query scores higher)."""
+    wanted = limit * SECTIONS_PER_PAGE
+    tiers: list[list[tuple[int, int, float, str, str]]] = []
+    all_hits = _ranked(conn, q.all_words, wanted, libraries)
+    if all_hits:
+        exact = _exact_docs(conn, q.exact, list(dict.fromkeys(d for _, d, _ in all_hits)))
+        tiers.append([(d, sid, sc, "fts", q.all_words or "") for sid, d, sc in all_hits if d in exact])
+        tiers.append([(d, sid, sc, "fts", q.all_words or "") for sid, d, sc in all_hits if d not in exact])
+    found = {d for _, d, _ in all_hits}
+    if len(found) < limit and (len(q.terms) > 1 or q.identifiers):
+        some = _ranked(conn, q.any_word, wanted, libraries)
+        tiers.append([(d, sid, sc, "fts-any", q.any_word or "") for sid, d, sc in some])
+        found |= {d for _, d, _ in some}
+    if len(found) < limit:
+        tiers.append([(d, sid, sc, "fts-prefix", q.prefixed or "")
+                      for sid, d, sc in _ranked(conn, q.prefixed, wanted, libraries)])
+    pages: dict[int, tuple[int, int, float, str, str]] = {}
+    for tier in tiers:
+        for hit in tier:
+            if hit[0] not in pages:
+                pages[hit[0]] = hit
+            if len(pages) >= limit:
+                return list(pages.values())
+    return list(pages.values())
+
+
+def _fts_snippet(conn, match: str, section_id: int) -> str | None:
+    try:
+        return queries.section_snippet(conn, match, section_id, SNIPPET_TOKENS)
     except sqlite3.OperationalError:
         return None
 
@@ -176,10 +205,67 @@ def _substring_snippet(conn, doc_id: int, needle: str) -> str:
     return ("… " if start else "") + text[start:end] + (" …" if end < len(text) else "")
 
 
+HYBRID_DEPTH = 20  # pages of each ranking fused
+
+
+def _hybrid(conn, query: str, q: Query, limit: int, libraries, hits: list) -> list:
+    """BM25's pages and the embedding's (memhooks.recall.semantic) fused by reciprocal rank;
+    a page only the embedding found is a `semantic` match."""
+    depth = max(limit, HYBRID_DEPTH)
+    bm25 = hits if len(hits) >= depth else list(_section_search(conn, q, depth, libraries))
+    allowed = queries.library_document_ids(conn, libraries) if libraries is not None else None
+    near = semantic.ranked_pages(conn, query, depth, allowed)
+    by_doc = {h[0]: h for h in bm25}
+    for doc, sid, score in near:
+        by_doc.setdefault(doc, (doc, sid, -score, "semantic", ""))
+    order = semantic.fuse([h[0] for h in bm25], [n[0] for n in near], weights=(semantic.BM25_WEIGHT, 1.0))
+    return [by_doc[d] for d in order[:limit]]
+
+
+def resolve_library(conn, library: str | None, project: str = "") -> list[str] | None:
+    """The unversioned library IDs (lower-case) a `library` argument names: a Context7 ID as
+    written (`/org/repo`, any version of it), else a name through tier1 (this project's
+    answer, then global knowledge) and the known libraries. None: no library asked for;
+    []: a library nobody knows (nothing matches)."""
+    if library is None or not str(library).strip():
+        return None
+    name = clean_text(str(library)).strip()[:300]
+    if name.startswith("/"):
+        parts = split_library_id(name.rstrip("/"))
+        return [f"/{parts[0]}/{parts[1]}".lower()] if parts else []
+    found: list[str] = []
+    try:
+        hit = queries.find_tier1(conn, name, project)
+        if hit and hit.get("library_id") and hit.get("matched") not in ("first", "none", "error"):
+            found.append(str(hit["library_id"]))
+        known = queries.find_library(conn, name)
+        if known:
+            found.append(known)
+    except sqlite3.Error:
+        pass
+    bases = []
+    for lid in found:
+        parts = split_library_id(lid)
+        if parts:
+            bases.append(f"/{parts[0]}/{parts[1]}".lower())
+    return list(dict.fromkeys(bases))
+
+
+def _section_fields(sec: dict | None, url: str | None) -> dict:
+    if not sec:
+        return {"section_id": None, "section": None, "anchor": None, "section_url": None}
+    anchor = sec.get("anchor")
+    base = (url or "").split("#", 1)[0]
+    return {"section_id": sec["id"], "section": sec.get("headings") or None, "anchor": anchor,
+            "section_url": f"{base}#{anchor}" if base and anchor else (base or None)}
+
+
 def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = True,
-                     now: float | None = None, origin: str = "agent") -> list[dict]:
-    """BM25-ranked documents for any text (see the module doc). Never raises for
-    odd input; an empty or whitespace-only query returns []."""
+                     now: float | None = None, origin: str = "agent", library: str | None = None,
+                     project: str = "") -> list[dict]:
+    """BM25-ranked documents for any text (see the module doc), each by its best section.
+    `library`: only that library's documents (a name or a Context7 ID, see resolve_library).
+    Never raises for odd input; an empty or whitespace-only query returns []."""
     try:
         limit = int(limit)
     except (TypeError, ValueError):
@@ -190,33 +276,47 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
     query = clean_text(query)
     if not query.strip():
         return []
-    tokens = tokenize(query)
-    hits: list[tuple[int, float | None, str]] = []  # (id, score, how)
-    match = None
-    if tokens:
-        hits, match = _fts_search(conn, tokens, limit)
+    libraries = resolve_library(conn, library, project)
+    if libraries is not None and not libraries:
+        return []
+    q = Query(query)
+    hits: list[tuple[int, int | None, float | None, str, str]] = []  # (doc, section, score, how, match)
+    if q.terms:
+        hits = list(_section_search(conn, q, limit, libraries))
+        if semantic.available():
+            hits = _hybrid(conn, query, q, limit, libraries, hits)
     needle = None
     if not hits:
         needle = query.strip()[:LIKE_NEEDLE_MAX]
-        hits = [(i, None, "substring") for i in queries.substring_ids(conn, needle, limit, LIKE_SCAN_CAP)]
+        hits = [(i, None, None, "substring", "") for i in
+                queries.substring_ids(conn, needle, limit, LIKE_SCAN_CAP, libraries)]
     if not hits:
         return []
     ids = [h[0] for h in hits]
     docs = queries.documents_by_id(conn, ids)
+    sections = queries.sections_by_id(conn, [h[1] for h in hits if h[1] is not None])
     matched = _first_matched(conn, {b for d in docs.values() for b in [repo_of(d.get("library_id"))[0]] if b})
     stamp = _touch(conn, [i for i in ids if i in docs], now, origin) if touch else None
     results = []
-    for doc_id, score, how in hits:
+    for doc_id, section_id, score, how, match in hits:
         doc = docs.get(doc_id)
         if doc is None:
             continue  # deleted between the two reads
+        sec = sections.get(section_id) if section_id is not None else None
         if (doc.get("bytes") or 0) <= WHOLE_DOC_CHARS:
             snippet = _text_head(conn, doc_id, WHOLE_DOC_CHARS + 1)  # short: the whole text, verbatim
         elif how == "substring":
             snippet = _substring_snippet(conn, doc_id, needle or "")
-        else:  # an FTS hit: `match` is the query that found it
-            snippet = (_fts_snippet(conn, match, doc_id) if match else None) or _text_head(conn, doc_id)
+        elif how == "semantic" and sec is not None:
+            text = queries.section_text(conn, sec["id"])
+            snippet = text[:SNIPPET_CHARS] + (" …" if len(text) > SNIPPET_CHARS else "")
+        elif sec is not None and (sec.get("length") or 0) <= WHOLE_DOC_CHARS:
+            snippet = queries.section_text(conn, sec["id"])  # a short section: all of it
+        else:  # an FTS hit: `match` is the query that found its section
+            snippet = (_fts_snippet(conn, match, section_id) if match and section_id else None) \
+                or _text_head(conn, doc_id)
         out = public(doc, matched)
+        out.update(_section_fields(sec, doc.get("url")))
         if stamp is not None:
             out["access_count"] += 1
             out["last_accessed_epoch"] = stamp
@@ -229,10 +329,27 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
 
 # ----------------------------------------------------------------------------- get
 
+def find_section(conn, doc_id: int, section) -> dict | None:
+    """One of a document's sections, by its section id (from search_documents) or by its
+    URL anchor; None when the document has no such section."""
+    if section is None:
+        return None
+    rows = queries.document_sections(conn, doc_id)
+    want = str(section).strip()
+    if want.startswith("#"):
+        want = want[1:]
+    for row in rows:
+        if str(row["id"]) == want:
+            return row
+    return next((row for row in rows if row.get("anchor") and row["anchor"] == want), None)
+
+
 def get_document(conn, doc_id, max_chars: int | None = DEFAULT_MAX_CHARS, *, touch: bool = True,
-                 now: float | None = None, origin: str = "agent") -> dict | None:
+                 now: float | None = None, origin: str = "agent", section=None) -> dict | None:
     """One document with its full text, cut at `max_chars` characters (a note
-    says so); `max_chars` ≤ 0 means no cut. None when there is no such id."""
+    says so); `max_chars` ≤ 0 means no cut. None when there is no such id, or (with
+    `section`: a section id or URL anchor) when the document has no such section; then
+    the text is that section's."""
     try:
         doc_id = int(str(doc_id).strip())
     except (TypeError, ValueError):
@@ -243,8 +360,16 @@ def get_document(conn, doc_id, max_chars: int | None = DEFAULT_MAX_CHARS, *, tou
     if doc is None:
         return None
     content = doc.pop("content") or ""
+    sec = None
+    if section is not None and str(section).strip():
+        sec = find_section(conn, doc_id, section)
+        if sec is None:
+            return None
+        content = content[sec["start"]:sec["start"] + sec["length"]]
     base, _ = repo_of(doc.get("library_id"))
     out = public(doc, _first_matched(conn, {base} if base else set()))
+    if sec is not None:
+        out.update(_section_fields(sec, doc.get("url")))
     if touch:
         stamp = _touch(conn, [doc_id], now, origin)
         out["access_count"] += 1

@@ -8,7 +8,7 @@
   library ID (a versioned ID only by that version's docs; an unversioned ID by
   versioned docs only for the version the lockfile pins), fresh under the tier2
   TTL (pinned docs: `MEMHOOKS_SERVE_PINNED_TTL_S`). The library's documents are
-  ranked with FTS5 BM25, cut into snippets (a large one only around the query's words:
+  ranked as search ranks them (BM25 over their sections, memhooks.recall.ranking), cut into snippets (a large one only around the query's words:
   memhooks.recall.docwindows), and served only when a few snippets together contain
   every content word of the new query. The whole decision stops at its budget
   (memhooks.recall.budget) and then lets the call run.
@@ -33,6 +33,7 @@ from memhooks.names import split_library_id
 from memhooks.recall import coverage as cv
 from memhooks.recall import docwindows
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
+from memhooks.recall.ranking import Query
 from memhooks.recall.render import when_utc
 from memhooks.recall.serve_pages import EXA_FETCH, answer_exa_fetch, answer_webfetch
 from memhooks.recall.served import Served
@@ -182,14 +183,14 @@ def answer_docs(conn, tool: str, tool_input: dict, project: str, now: float,
         cands = {d: v for d, v in cands.items() if cv.covers(q[0], cv.stems(v[0] or ""))}
     if not cands or not q:
         return None
-    terms = [w for w in dict.fromkeys(cv.words(query))
-             if w not in ignore and w not in cv.STOP_WORDS and len(w) >= 2][:16]
-    match = queries.fts_query(terms, "OR", prefix=True) or '""'
     ids = list(cands)
     if len(ids) <= TOP_DOCS:
         ranked = ids  # all of them are read anyway (an FTS scan of common words costs ms)
     else:
-        ranked = queries.fts_rank_among(conn, match, ids, TOP_DOCS)
+        # Ranked as search ranks (memhooks.recall.ranking): each document by its best section.
+        match = Query(query, ignore).any_word or '""'
+        hits = queries.section_ranked(conn, match, TOP_DOCS * 8, window=0, among=ids)
+        ranked = list(dict.fromkeys(doc for _sid, doc, _score in hits))[:TOP_DOCS]
     if not ranked:
         return None
 

@@ -11,12 +11,18 @@ text. A tool that opens the file without it can read every other column; `memhoo
 import sqlite3
 import zlib
 
+from memhooks.sections import spans_json
+
+_LAST: list = [None, None]  # the last body document_text read, and its text
+
 
 def add_functions(conn: sqlite3.Connection) -> None:
     """The SQL functions every connection to a store has: `document_text(body)`, the text of
     a document (which the FTS index and the readers see through the view document_texts)."""
     conn.create_function("document_text", 1, document_text, deterministic=True)
     conn.create_function("document_head", 2, document_head, deterministic=True)
+    # A text's sections (memhooks.sections) as JSON: the triggers that keep `sections` read it.
+    conn.create_function("memhooks_sections", 1, spans_json, deterministic=True)
 
 
 def document_body(text: str) -> bytes:
@@ -30,10 +36,14 @@ def document_text(body) -> str | None:
     decompress reads as empty text (SQL would otherwise fail the whole statement)."""
     if body is None or isinstance(body, str):
         return body
+    if body == _LAST[0]:
+        return _LAST[1]  # a document's sections read its text once per section: decompress once
     try:
-        return zlib.decompress(body).decode("utf-8", "replace")
+        text = zlib.decompress(body).decode("utf-8", "replace")
     except (zlib.error, TypeError, ValueError, MemoryError):
         return ""
+    _LAST[:] = [body, text]
+    return text
 
 
 def document_head(body, limit) -> bytes:

@@ -236,6 +236,7 @@ def forget(conn, docs: list, now: float | None = None) -> dict:
             conn.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", chunk)
         drop_blobs(conn, done["blobs"])
         conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
+        conn.execute("INSERT INTO sections_fts (sections_fts) VALUES ('optimize')")
     done["hashes"] = hashes
     done["scrubbed"] = scrub(conn)
     return done

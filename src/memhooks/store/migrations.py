@@ -440,6 +440,102 @@ def m015_fts_merge_sooner(db):
     db.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 2)")
 
 
+# The statements of m016_sections, kept as data: reindex (memhooks.store.projections) rebuilds
+# the same index, and the schema test's plain-SQL reference repeats them.
+SECTIONS_SQL = (
+    """CREATE TABLE sections (
+        id INTEGER PRIMARY KEY,
+        document_id INTEGER NOT NULL,
+        ord INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        length INTEGER NOT NULL,
+        headings TEXT NOT NULL,
+        anchor TEXT,
+        UNIQUE (document_id, ord)
+    )""",
+    """CREATE VIEW section_texts AS SELECT s.id AS id, d.title AS title, s.headings AS headings,
+        substr(document_text(d.body), s.start + 1, s.length) AS body
+        FROM sections s JOIN documents d ON d.id = s.document_id""",
+    """CREATE VIRTUAL TABLE sections_fts USING fts5(
+        title, headings, body, content='section_texts', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER sections_ai AFTER INSERT ON documents BEGIN
+        INSERT INTO sections (document_id, ord, start, length, headings, anchor)
+        SELECT new.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+               json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')
+        FROM json_each(memhooks_sections(document_text(new.body))) j;
+        INSERT INTO sections_fts (rowid, title, headings, body)
+        SELECT s.id, new.title, s.headings, substr(document_text(new.body), s.start + 1, s.length)
+        FROM sections s WHERE s.document_id = new.id;
+    END""",
+    """CREATE TRIGGER sections_bd BEFORE DELETE ON documents BEGIN
+        INSERT INTO sections_fts (sections_fts, rowid, title, headings, body)
+        SELECT 'delete', s.id, old.title, s.headings, substr(document_text(old.body), s.start + 1, s.length)
+        FROM sections s WHERE s.document_id = old.id;
+        DELETE FROM sections WHERE document_id = old.id;
+    END""",
+    """CREATE TRIGGER sections_bu BEFORE UPDATE OF title, body ON documents BEGIN
+        INSERT INTO sections_fts (sections_fts, rowid, title, headings, body)
+        SELECT 'delete', s.id, old.title, s.headings, substr(document_text(old.body), s.start + 1, s.length)
+        FROM sections s WHERE s.document_id = old.id;
+        DELETE FROM sections WHERE document_id = old.id;
+    END""",
+    """CREATE TRIGGER sections_au AFTER UPDATE OF title, body ON documents BEGIN
+        INSERT INTO sections (document_id, ord, start, length, headings, anchor)
+        SELECT new.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+               json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')
+        FROM json_each(memhooks_sections(document_text(new.body))) j;
+        INSERT INTO sections_fts (rowid, title, headings, body)
+        SELECT s.id, new.title, s.headings, substr(document_text(new.body), s.start + 1, s.length)
+        FROM sections s WHERE s.document_id = new.id;
+    END""",
+    "INSERT INTO sections_fts (sections_fts, rank) VALUES ('automerge', 2)",
+)
+# Every document's sections, from its text (the migration, and a reindex's rebuild).
+SECTIONS_FILL = (
+    "INSERT INTO sections (document_id, ord, start, length, headings, anchor)"
+    " SELECT d.id, j.key, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),"
+    " json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')"
+    " FROM documents d, json_each(memhooks_sections(document_text(d.body))) j ORDER BY d.id, j.key",
+    "INSERT INTO sections_fts (sections_fts) VALUES ('rebuild')",
+)
+
+
+@migration
+def m016_sections(db):
+    """Search ranks sections, not whole pages: `sections` holds each document's sections (split
+    at its headings by memhooks.sections: offsets into the text, the heading path, the URL
+    anchor), `sections_fts` indexes them (page title, heading path, section text; porter
+    stemming over unicode61) through the view `section_texts`, and triggers on `documents`
+    keep both in step (the SQL function `memhooks_sections` that every connection of memhooks
+    defines gives a text's sections). The text stays stored once: a section is its offsets."""
+    add_functions(db.conn)
+    for sql in SECTIONS_SQL + SECTIONS_FILL:
+        db.execute(sql)
+
+
+VECTORS_SQL = (
+    """CREATE TABLE section_vectors (
+        section_id INTEGER PRIMARY KEY,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+    )""",
+    """CREATE TRIGGER section_vectors_ad AFTER DELETE ON sections BEGIN
+        DELETE FROM section_vectors WHERE section_id = old.id;
+    END""",
+)
+
+
+@migration
+def m017_section_vectors(db):
+    """The optional hybrid ranking (`memhooks[semantic]`, memhooks.recall.semantic) keeps each
+    section's embedding here, by the model that made it (float32 bytes); a section's vector
+    goes with it. Empty unless the extra is installed and turned on."""
+    for sql in VECTORS_SQL:
+        db.execute(sql)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
     raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "

@@ -368,6 +368,7 @@ def rebuild_fts(conn) -> None:
     """Rebuild the documents' full-text index from the documents table (FTS5's `rebuild`
     command, as sqlite-utils' rebuild_fts sends it). Inside the caller's transaction."""
     conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")
+    conn.execute("INSERT INTO sections_fts (sections_fts) VALUES ('rebuild')")
 
 
 def restore_access(conn) -> None:

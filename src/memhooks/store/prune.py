@@ -189,11 +189,12 @@ def _measure(conn, db: str) -> tuple[int, bool]:
 
 
 def _document_part(conn) -> int:
-    """Bytes eviction can give back, as stored: the documents' bodies, their full-text index
+    """Bytes eviction can give back, as stored: the documents' bodies, their full-text indexes (whole and by section)
     (its leaves and tombstones) and the journal's raw bodies. The rest (the files' other
     tables and structure, the journal's events, the logs) stays whatever goes."""
     bodies = conn.execute("SELECT coalesce(sum(length(body)), 0) FROM documents").fetchone()[0]
     index = conn.execute("SELECT coalesce(sum(length(block)), 0) FROM documents_fts_data").fetchone()[0]
+    index += conn.execute("SELECT coalesce(sum(length(block)), 0) FROM sections_fts_data").fetchone()[0]
     raw = conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()[0]
     return bodies + index + raw
 

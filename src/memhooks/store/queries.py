@@ -340,16 +340,119 @@ def fts_ranked(conn, match: str, limit: int, *, window: int) -> list[tuple[int, 
     return [(r["id"], r["score"]) for r in _rows(conn, sql + " ORDER BY score LIMIT ?", args + (limit,))]
 
 
+# ----------------------------------------------------------------------------- sections
+
+# BM25 weights of sections_fts' columns (page title, heading path, section text), chosen on
+# the labelled questions of benchmarks/search.py.
+SECTION_WEIGHTS = (20.0, 5.0, 1.0)
+
+
+def library_clause(bases: list[str]) -> tuple[str, list]:
+    """SQL (on `documents d`) for documents of these unversioned library IDs (lower-case),
+    any version of them, and its parameters."""
+    if not bases:
+        return "0", []
+    parts, args = [], []
+    for base in bases:
+        pat = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        parts.append("lower(d.library_id) = ? OR lower(d.library_id) LIKE ? ESCAPE '\\'"
+                     " OR lower(d.library_id) LIKE ? ESCAPE '\\'")
+        args += [base, pat + "/%", pat + "@%"]
+    return "(" + " OR ".join(parts) + ")", args
+
+
+def section_ranked(conn, match: str, limit: int, *, window: int,
+                   weights: tuple[float, float, float] | None = None,
+                   libraries: list[str] | None = None,
+                   among: list[int] | None = None) -> list[tuple[int, int, float]]:
+    """(section id, document id, bm25 score) of the best sections for an FTS5 query, best
+    first. `libraries`: only documents of these library IDs (see library_clause); `among`:
+    only these documents. Unscoped, a query matching more than `window` sections is ranked
+    over its newest `window` (bounded time for common words). Raises
+    sqlite3.OperationalError for a query FTS5 refuses."""
+    sql = ("SELECT sections_fts.rowid AS id, s.document_id AS doc, bm25(sections_fts, ?, ?, ?) AS score"
+           " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid")
+    args: list = [*(weights or SECTION_WEIGHTS)]
+    where = " WHERE sections_fts MATCH ?"
+    wargs: list = [match]
+    if libraries is not None:
+        clause, largs = library_clause(libraries)
+        sql += " JOIN documents d ON d.id = s.document_id"
+        where += " AND " + clause
+        wargs += largs
+    elif among is not None:
+        where += f" AND +s.document_id IN ({_marks(among)})"
+        wargs += list(among)
+    else:
+        floor = _value(conn, "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?"
+                             " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1))
+        if floor is not None:
+            where += " AND sections_fts.rowid >= ?"
+            wargs.append(floor)
+    rows = _rows(conn, sql + where + " ORDER BY score LIMIT ?", [*args, *wargs, limit])
+    return [(r["id"], r["doc"], r["score"]) for r in rows]
+
+
+def library_document_ids(conn, bases: list[str]) -> set[int]:
+    """Ids of the documents of these library IDs (library_clause)."""
+    clause, args = library_clause(bases)
+    return set(_column(conn, f"SELECT d.id FROM documents d WHERE {clause}", args))
+
+
+def section_snippet(conn, match: str, section_id: int, tokens: int) -> str | None:
+    """FTS5's snippet of one matching section's text (None when it does not match)."""
+    return _value(conn, "SELECT snippet(sections_fts, 2, '', '', ' … ', ?) FROM sections_fts"
+                        " WHERE sections_fts MATCH ? AND rowid = ?", (tokens, match, section_id)) or None
+
+
+def sections_by_id(conn, ids: list[int]) -> dict[int, dict]:
+    """id -> (id, document_id, ord, start, length, headings, anchor) of these sections."""
+    if not ids:
+        return {}
+    rows = _rows(conn, "SELECT id, document_id, ord, start, length, headings, anchor FROM sections"
+                       f" WHERE id IN ({_marks(ids)})", list(ids))
+    return {r["id"]: dict(r) for r in rows}
+
+
+def document_sections(conn, doc_id: int) -> list[dict]:
+    """A document's sections in order: (id, ord, start, length, headings, anchor)."""
+    return [dict(r) for r in _rows(conn, "SELECT id, ord, start, length, headings, anchor FROM sections"
+                                         " WHERE document_id = ? ORDER BY ord", (doc_id,))]
+
+
+def section_text(conn, section_id: int) -> str:
+    return _value(conn, "SELECT body FROM section_texts WHERE id = ?", (section_id,)) or ""
+
+
+def documents_matching(conn, match: str, ids: list[int]) -> set[int]:
+    """Those of `ids` whose title or text matches an FTS5 query on the exact words
+    (documents_fts: unicode61, no stemming)."""
+    if not ids:
+        return set()
+    return {int(r[0]) for r in _rows(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+                                           f" AND +rowid IN ({_marks(ids)})", (match, *ids))}
+
+
 def fts_snippet(conn, match: str, doc_id: int, tokens: int) -> str | None:
     """FTS5's snippet of the body for one matching document (None when it does not match)."""
     return _value(conn, "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
                         " WHERE documents_fts MATCH ? AND rowid = ?", (tokens, match, doc_id)) or None
 
 
-def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
+def substring_ids(conn, needle: str, limit: int, cap: int, libraries: list[str] | None = None) -> list[int]:
     """The newest documents (among the newest `cap`) whose title or text contains `needle`,
     title matches first. SQLite's LIKE folds ASCII case only, so the lower-cased needle is
-    tried as well."""
+    tried as well. `libraries`: only documents of these library IDs (library_clause)."""
+    if libraries is not None:
+        clause, largs = library_clause(libraries)
+        ids = _column(conn, f"SELECT d.id FROM documents d WHERE {clause} ORDER BY d.id DESC LIMIT ?",
+                      [*largs, cap])
+        if not ids:
+            return []
+        inner = {f"i{n}": v for n, v in enumerate(ids)}
+        scope = "WHERE id IN (" + ", ".join(f":i{n}" for n in range(len(ids))) + ")"
+    else:
+        scope, inner = "", {}
     p, q = like_pattern(needle), like_pattern(needle.lower())
     cond = "(title LIKE :p ESCAPE '\\' OR content LIKE :p ESCAPE '\\')"
     title_first = "(title LIKE :p ESCAPE '\\')"
@@ -357,9 +460,9 @@ def substring_ids(conn, needle: str, limit: int, cap: int) -> list[int]:
         cond = f"({cond} OR title LIKE :q ESCAPE '\\' OR content LIKE :q ESCAPE '\\')"
         title_first = "(title LIKE :p ESCAPE '\\' OR title LIKE :q ESCAPE '\\')"
     return _column(conn,
-                   "SELECT id FROM (SELECT id, title, document_text(body) AS content FROM documents ORDER BY"
-                   f" id DESC LIMIT :cap) WHERE {cond} ORDER BY {title_first} DESC, id DESC LIMIT :limit",
-                   {"cap": cap, "p": p, "q": q, "limit": limit})
+                   "SELECT id FROM (SELECT id, title, document_text(body) AS content FROM documents"
+                   f" {scope} ORDER BY id DESC LIMIT :cap) WHERE {cond} ORDER BY {title_first} DESC, id DESC"
+                   " LIMIT :limit", {"cap": cap, "p": p, "q": q, "limit": limit, **inner})
 
 
 def first_matched_library_ids(conn) -> list[str]:
@@ -421,15 +524,6 @@ def tier2_documents(conn, library_keys, limit: int) -> list[sqlite3.Row]:
     return _rows(conn, "SELECT document_id, topic, fetched_at, library_key FROM tier2"
                        f" WHERE library_key IN ({_marks(keys)}) ORDER BY fetched_at DESC LIMIT ?",
                  (*keys, limit)).fetchall()
-
-
-def fts_rank_among(conn, match: str, ids: list[int], limit: int) -> list[int]:
-    """The best `limit` of `ids` for an FTS5 query (BM25, the same weights), best first. `+rowid` filters the
-    one MATCH scan by the candidates; a plain `rowid IN` makes SQLite re-run the MATCH once
-    per candidate (milliseconds for a popular library)."""
-    return _column(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
-                         f" AND +rowid IN ({_marks(ids)}) ORDER BY bm25(documents_fts, ?, ?) LIMIT ?",
-                   (match, *ids, TITLE_WEIGHT, BODY_WEIGHT, limit))
 
 
 def contents_by_id(conn, ids: list[int]) -> dict[int, sqlite3.Row]:

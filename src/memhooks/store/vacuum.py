@@ -126,10 +126,13 @@ def step_pages(cap: int | None, page_size: int = 8192) -> int:
     return max(MIN_STEP_PAGES, min(STEP_PAGES, int(cap * 0.02) // max(512, page_size)))
 
 
+FTS_TABLES = ("documents_fts", "sections_fts")  # the documents' full-text indexes
+
+
 def fts_segments(conn) -> int:
-    """Rows of the full-text index's data table (its leaves and structure): what a merge
+    """Rows of the full-text indexes' data tables (their leaves and structure): what a merge
     leaves fewer of."""
-    return conn.execute("SELECT count(*) FROM documents_fts_data").fetchone()[0]
+    return sum(conn.execute(f"SELECT count(*) FROM {table}_data").fetchone()[0] for table in FTS_TABLES)
 
 
 def merge_fts(conn, pages: int = STEP_PAGES, max_steps: int = 100_000) -> None:
@@ -138,12 +141,13 @@ def merge_fts(conn, pages: int = STEP_PAGES, max_steps: int = 100_000) -> None:
     documents and their tombstones are dropped and their pages freed. FTS5's 'merge' with
     a negative count takes all segments as one level and merges as few as two, until one
     is left (what 'optimize' does in one transaction, with a WAL as large as the index)."""
-    for _ in range(max_steps):
-        before = conn.total_changes
-        conn.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)", (-pages,))
-        if conn.total_changes - before < 2:
-            return
-        checkpoint(conn)
+    for table in FTS_TABLES:  # fixed names
+        for _ in range(max_steps):
+            before = conn.total_changes
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (-pages,))
+            if conn.total_changes - before < 2:
+                break
+            checkpoint(conn)
 
 
 CHECKPOINT_WAIT_MS = 200
