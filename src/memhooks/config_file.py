@@ -25,6 +25,7 @@ SETTINGS = {
     "serve_context7": ("switch", "on", "serve Context7 resolve and docs calls"),
     "serve_webfetch": ("switch", "on", "serve WebFetch calls"),
     "serve_exa": ("switch", "on", "serve EXA page fetches"),
+    "serve_sources": ("switch", "on", "serve the declared docs sources (Ref, Docfork, DeepWiki, GitMCP, yours)"),
     "serve_insist_s": ("seconds", "600", "a call repeated this soon after a served one goes live"),
     "serve_pinned_ttl_s": ("seconds", "2592000", "freshness of docs of the version the lockfile pins"),
     "serve_web_ttl_s": ("seconds", "14400", "freshness of a served web page"),
