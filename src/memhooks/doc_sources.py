@@ -188,7 +188,7 @@ def check(raw, origin: str = "config.toml") -> tuple[Row | None, str | None]:
     if extra:
         return None, f"unknown keys: {', '.join(extra)[:200]}"
     name = raw.get("name")
-    if not _is_name(name):
+    if not isinstance(name, str) or not _is_name(name):
         return None, "name: 2-32 lower-case letters, digits or '-', starting with a letter"
     if name in RESERVED:
         return None, f"name {name!r} is memhooks' own source"

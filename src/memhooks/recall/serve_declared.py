@@ -23,7 +23,7 @@ def answer_declared(conn, row: "doc_sources.Row", server: str, tool: str, tool_i
     if not rows:
         return None
     event = rows[0]["event_id"]
-    parts: dict[int, object] = {}
+    parts: dict = {}
     count = None
     for r in rows:
         if r["event_id"] != event:

@@ -12,11 +12,11 @@ call can be answered with all of them (memhooks.recall.serve_declared).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from memhooks.doc_sources import Row, call_source
 from memhooks.ingest.adapters.text import is_persisted_note, is_too_small, response_text_blocks, stripped_str
-from memhooks.ingest.records import AdapterResult, DocumentRecord
+from memhooks.ingest.records import AdapterResult, DocType, DocumentRecord
 
 MAX_PARTS = 200
 MAX_JSON_CHARS = 8 * 1024 * 1024
@@ -133,6 +133,6 @@ def adapt(row: Row, server: str, tool: str, tool_input: dict, tool_response: Any
         docs.append(DocumentRecord(
             source=source, source_tool=row.name, tool=tool,
             title=f"{label} — {title}" if title else label,
-            content=body, type=row.type, url=doc_url, metadata={**meta_base, "part": i},
+            content=body, type=cast(DocType, row.type), url=doc_url, metadata={**meta_base, "part": i},
         ))
     return AdapterResult(documents=docs, source_tool=row.name)
