@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import uuid
 from contextlib import closing
@@ -318,3 +320,38 @@ def test_config_set_keeps_the_rows(store):
     r = run(["memhooks", "config", "set", "tier2_ttl_s", "600"])
     assert r.returncode == 0, r.stderr
     assert doc_sources.user_rows(__import__("tomllib").loads((Path(store).parent / "config.toml").read_text()))[0]
+
+
+# ----------------------------------------------------------------------------- JavaScript, install
+
+JS_NAMES = ["mcp__Ref__ref_read_url", "mcp__docfork__query_docs", "mcp__docfork-mcp__fetch_url",
+            "mcp__deepwiki__read_wiki_contents", "mcp__react-docs__fetch_react_documentation",
+            "mcp__gitmcp__fetch_generic_url_content", "mcp__acme_docs__read_page", "mcp__github__query_docs",
+            "mcp__wiki__ask_question", "mcp__github__search_code", "Bash", "mcp__fs__fetch_url"]
+
+
+def node_matches(pattern: str, names: list[str]) -> list[bool]:
+    """The matcher as Claude Code runs it: a JavaScript RegExp."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    script = ("const [p, n] = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify(n.map(x => new RegExp(p).test(x))));")
+    r = subprocess.run(["node", "-e", script], input=json.dumps([pattern, names]), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_the_matchers_in_javascript_agree_with_the_routing_and_install_covers_a_users_row(store):
+    got = dict(zip(JS_NAMES, node_matches(tools.TOOL_MATCHER, JS_NAMES), strict=True))
+    for name in JS_NAMES:
+        assert got[name] == tools.is_captured(name), name
+    assert not got["mcp__acme_docs__read_page"]  # not a known server: hooks.json leaves it out
+    write_config(store, [ACME_ROW])
+    from memhooks.setup.entries import Entries
+
+    hooks = Entries(python=sys.executable, entry="/x/_entry.py").hooks()
+    post, serve = hooks["PostToolUse"][0], hooks["PreToolUse"][0]
+    assert node_matches(post, ["mcp__acme_docs__read_page", "mcp__plugin_acme_acme_docs__read_page"]) == [True, True]
+    assert node_matches(serve, ["mcp__acme_docs__read_page", "mcp__acme_docs__list_pages"]) == [True, False]
+    assert post.startswith(tools.CORE_TOOL_MATCHER) and tools.is_captured("mcp__acme_docs__read_page")

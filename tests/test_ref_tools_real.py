@@ -71,7 +71,7 @@ class RefApi(BaseHTTPRequestHandler):
     """What api.ref.tools answers: GET /read?url= -> {content, title}; GET
     /search_documentation?query= -> {docs: [{overview, url, moduleId}]}."""
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):
         parts = urlsplit(self.path)
         q = {k: v[0] for k, v in parse_qs(parts.query).items()}
         if not self.headers.get("X-Ref-Api-Key"):
