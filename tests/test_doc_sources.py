@@ -355,3 +355,20 @@ def test_the_matchers_in_javascript_agree_with_the_routing_and_install_covers_a_
     assert node_matches(post, ["mcp__acme_docs__read_page", "mcp__plugin_acme_acme_docs__read_page"]) == [True, True]
     assert node_matches(serve, ["mcp__acme_docs__read_page", "mcp__acme_docs__list_pages"]) == [True, False]
     assert post.startswith(tools.CORE_TOOL_MATCHER) and tools.is_captured("mcp__acme_docs__read_page")
+
+
+def test_a_failed_live_read_is_answered_by_the_fallback(captured):
+    failed = {**FIXTURES["ref_read_url"], "tool_use_id": "toolu_ref_fallback",
+              "tool_response": [{"type": "text", "text": "Error reading URL: Request failed with status code 503"}]}
+    r = run_hook("post-tool-use", failed, env=env_for(captured))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    given = out.get("updatedToolOutput") or out.get("updatedMCPToolOutput") or out.get("additionalContext")
+    text = given if isinstance(given, str) else given[0]["text"]
+    assert text.startswith("[memhooks fallback] The live tool call failed (http error")
+    assert "React calls your cleanup function" in bodies(text)[0]
+    # a search (its row is not served) gets no fallback
+    search_failed = {**FIXTURES["ref_search_documentation"], "tool_use_id": "toolu_ref_search_fallback",
+                     "tool_response": [{"type": "text", "text": "Error during documentation search: Request failed with status code 503"}]}
+    r = run_hook("post-tool-use", search_failed, env=env_for(captured))
+    assert r.returncode == 0 and r.stdout == b""

@@ -529,6 +529,11 @@ _STATUS_ONLY = re.compile(
     r"|error code:?|returned status) (?P<code>[0-9]{3,4})"
     r"(?:\. please try again later| \(?[a-z][a-z ]{0,40}\)?)?\.?", re.IGNORECASE)
 
+# A status line with the response's body after it, as a client throws it:
+# "${status} ${statusText}: ${body.slice(0, 500)}" (docfork-mcp's api/search.ts, api/read.ts).
+_STATUS_PREFIX = re.compile(rf"(?P<code>[45][0-9][0-9]) (?:{_STATUS_PHRASES}): ", re.IGNORECASE)
+_STATUS_BODY_MAX = 700
+
 # (family, whole forms) — each form is matched whole, after the wrappers
 _FORMS: tuple[tuple[str, re.Pattern], ...] = tuple(
     (name, re.compile("(?:" + "|".join(forms) + r")[ .!]{0,3}", re.IGNORECASE))
@@ -670,6 +675,10 @@ def error_form(text: str) -> str | None:
         got = status_family(candidate)
         if got is not None:
             return got
+    if named is None and len(body) <= _STATUS_BODY_MAX:
+        m = _STATUS_PREFIX.match(body)
+        if m is not None:  # "503 Service Unavailable: <the response body>" (Docfork's API errors)
+            return _code_family(int(m.group("code"))) or HTTP_ERROR
     return named if named is not None and body and len(body) <= 200 and "\n" not in body else None
 
 

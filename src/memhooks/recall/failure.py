@@ -5,8 +5,11 @@ answer) decides at once, and what can only be an answer (a long text that is no 
 docs with a code block, a resolve answer listing a library) is let go. Anything else is
 handed to memhooks.recall.fallback, which asks the classifier and the store."""
 
+from memhooks import doc_sources
 from memhooks._jsonlite import loads
+from memhooks.gate import top_level_string
 from memhooks.recall.served import off
+from memhooks.tools import parse_tool_name
 
 MAX_PAYLOAD = 4 * 1024 * 1024
 CHECK = "check"  # triage's answer when only the classifier can tell
@@ -16,7 +19,8 @@ _NAMES = (b"query-docs", b"get-library-docs", b"resolve-library-id", b"web_fetch
 
 
 def kind_of(tool_name) -> str | None:
-    """What a tool is, by its name only (the server check is serve.classify's)."""
+    """What a tool is, by its name only (the server check is serve.classify's); "declared"
+    for a declared docs source's tool whose row may be served (memhooks.doc_sources)."""
     if tool_name == "WebFetch":
         return "webfetch"
     if not isinstance(tool_name, str) or not tool_name.startswith("mcp__") or len(tool_name) > 200:
@@ -28,7 +32,9 @@ def kind_of(tool_name) -> str | None:
         return "context7-docs"
     if tool in ("web_fetch_exa", "crawling_exa"):
         return "exa-fetch"
-    return None
+    server, tool = parse_tool_name(tool_name)
+    row = doc_sources.find(server, tool) if server else None
+    return "declared" if row is not None and row.serve else None
 
 
 # ----------------------------------------------------------------------------- is it an error?
@@ -122,8 +128,10 @@ def suspect(raw: bytes) -> dict | None:
     """The payload of a PostToolUse / PostToolUseFailure event for a tool memhooks answers,
     when its result may be a failure; None when there is nothing to do (the cheap path:
     a byte check for the tools it answers, then one JSON parse)."""
-    if off("MEMHOOKS_FALLBACK") or len(raw) > MAX_PAYLOAD or not any(n in raw for n in _NAMES):
+    if off("MEMHOOKS_FALLBACK") or len(raw) > MAX_PAYLOAD:
         return None
+    if not any(n in raw for n in _NAMES) and kind_of(top_level_string(raw, b"tool_name", 512)) != "declared":
+        return None  # (a declared docs source's tool is told by its name: one byte scan)
     try:
         payload = loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):

@@ -3,7 +3,8 @@ the store's covered answer instead (standard library only; the capture hook call
 journaling the event, so nothing is lost).
 
 A Context7 `resolve-library-id` / `query-docs` / `get-library-docs`, EXA `web_fetch_exa` /
-`crawling_exa` or WebFetch call that came back as a failure (PostToolUseFailure always; an
+`crawling_exa`, WebFetch or declared docs source's (a row that may be served,
+memhooks.doc_sources) call that came back as a failure (PostToolUseFailure always; an
 MCP result marked `isError`; a PostToolUse answer that is, whole, one of the tools' error
 forms: rate limited, quota, unauthorized, a network error, a 5xx status line or error page,
 or empty: memhooks.classify.live_failure; never a no-results answer or documentation,
