@@ -372,3 +372,9 @@ def test_a_failed_live_read_is_answered_by_the_fallback(captured):
                      "tool_response": [{"type": "text", "text": "Error during documentation search: Request failed with status code 503"}]}
     r = run_hook("post-tool-use", search_failed, env=env_for(captured))
     assert r.returncode == 0 and r.stdout == b""
+
+
+def test_stats_count_served_calls_by_source(captured):
+    assert pre(captured, "deepwiki_read_wiki_structure") is not None
+    rows = dict(db_rows(captured, "SELECT tool, count(*) FROM serve_log WHERE outcome = 'served' GROUP BY tool"))
+    assert rows.get("deepwiki", 0) >= 1 and "declared" not in rows

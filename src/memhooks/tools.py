@@ -13,6 +13,11 @@ whole ``-``/``_``-separated word of its name (``context7``, ``Context7``,
 a word (``example-server``, ``hexagon``, ``texas_db``). Context7's own tool names
 (``resolve-library-id``, ``query-docs``, ``get-library-docs``) and EXA's
 ``…_exa`` tools are captured whatever the server is called.
+
+Other docs servers (Ref, Docfork, DeepWiki, GitMCP, a user's own) are rows of one table
+(memhooks.doc_sources): their tools route to "declared", and the matchers are the fixed part
+above plus a part generated from the rows (``tool_matcher`` / ``serve_matcher``; the plugin's
+hooks.json is written by scripts/gen_hooks_json.py, `memhooks install` adds the user's rows).
 """
 
 from memhooks import doc_sources

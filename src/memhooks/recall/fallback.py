@@ -166,7 +166,8 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
         out = hook_json(event, field, value)
         install(conn, deadline)  # the write stops at the budget too
         with transaction(conn):
-            fallback_log.record(conn, tool=kind, tool_name=tool_name, project=project,
+            tool = served.kind if kind == "declared" else kind  # a docs source by its name
+            fallback_log.record(conn, tool=tool, tool_name=tool_name, project=project,
                                 session_id=session, library_id=served.library_id, reason=reason,
                                 field=field, cli_version=version, document_ids=served.doc_ids,
                                 served_bytes=len(text.encode("utf-8", "replace")),

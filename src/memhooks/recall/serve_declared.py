@@ -46,6 +46,6 @@ def answer_declared(conn, row: "doc_sources.Row", server: str, tool: str, tool_i
     args = loads_object(ordered[0]["metadata"]).get("args")
     label = ", ".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, dict) else ""
     asked = f"for {q(label or tool, 300)}{provenance.team_note(conn, ids)}"
-    return Served("declared", f"{q(row.name, 40)} {q(tool, 100)} ({count} document{'s' * (count > 1)})",
+    return Served(row.name, f"{q(row.name, 40)} {q(tool, 100)} ({count} document{'s' * (count > 1)})",
                   when_utc(at), asked, body, max_chars, ids, None,
                   sum(r["bytes"] or 0 for r in ordered), at)
