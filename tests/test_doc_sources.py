@@ -378,3 +378,27 @@ def test_stats_count_served_calls_by_source(captured):
     assert pre(captured, "deepwiki_read_wiki_structure") is not None
     rows = dict(db_rows(captured, "SELECT tool, count(*) FROM serve_log WHERE outcome = 'served' GROUP BY tool"))
     assert rows.get("deepwiki", 0) >= 1 and "declared" not in rows
+
+
+def test_the_shared_verdict_at_the_docs_sources_door(store):
+    """tests/test_verdict_doors.py's error pages and snippets, as a Ref page read, a GitMCP
+    URL fetch and a user's row answer them: the pages refused, the snippets kept."""
+    from _verdict import ERROR_PAGES, ERROR_PAGES_MD, SNIPPETS
+
+    write_config(store, [ACME_ROW])
+    n = 0
+    for tool_name in ("mcp__Ref__ref_read_url", "mcp__gitmcp__fetch_generic_url_content", "mcp__acme_docs__read_page"):
+        for text in ERROR_PAGES + SNIPPETS:
+            n += 1
+            event = {"hook_event_name": "PostToolUse", "session_id": "s-door", "tool_name": tool_name,
+                     "tool_input": {"url": f"https://docs.example.org/p{n}"}, "tool_use_id": f"toolu_door_{n}",
+                     "tool_response": [{"type": "text", "text": text}]}
+            assert run_hook("post-tool-use", event, env=env_for(store)).returncode == 0
+    ingest(store)
+    stored = [r[0] for r in db_rows(store, "SELECT document_text(body) FROM documents")]
+    leaked = [p[:40] for p in ERROR_PAGES if any(p.strip() in s for s in stored)]
+    leaked += [p[:40] for p in ERROR_PAGES_MD if any(p.split("\n", 1)[1].strip() in s for s in stored)]
+    assert leaked == []
+    kept = dict(db_rows(store, "SELECT tool_name, count(*) FROM captures GROUP BY tool_name"))
+    assert kept == {"mcp__Ref__ref_read_url": len(SNIPPETS), "mcp__gitmcp__fetch_generic_url_content": len(SNIPPETS),
+                    "mcp__acme_docs__read_page": len(SNIPPETS)}  # (one document per text: kept by content)
