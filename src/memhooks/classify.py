@@ -499,7 +499,9 @@ _WRAPPER = re.compile(
     r"|web search error|search failed|error fetching url\(s\)|failed to fetch url|error searching libraries"
     r"|error fetching library context\. please try again later\.|failed to fetch documentation"
     r"|failed to retrieve library documentation data from context7"
-    r"|request to context7 failed|(?:type|fetch|abort|timeout|system|http|api)error|error|fatal)"
+    r"|request to context7 failed|error reading url|error during documentation search"
+    r"|error fetching content from \S{1,2000}"
+    r"|(?:type|fetch|abort|timeout|system|http|api)error|error|fatal)"
     r"(?: ?[:—-] ?| )", re.IGNORECASE)
 
 _STATUS_PHRASES = (
@@ -526,6 +528,11 @@ _STATUS_ONLY = re.compile(
     r"(?:request failed with status(?: code)?|server responded with|http(?: status)?|status(?: code)?"
     r"|error code:?|returned status) (?P<code>[0-9]{3,4})"
     r"(?:\. please try again later| \(?[a-z][a-z ]{0,40}\)?)?\.?", re.IGNORECASE)
+
+# A status line with the response's body after it, as a client throws it:
+# "${status} ${statusText}: ${body.slice(0, 500)}" (docfork-mcp's api/search.ts, api/read.ts).
+_STATUS_PREFIX = re.compile(rf"(?P<code>[45][0-9][0-9]) (?:{_STATUS_PHRASES}): ", re.IGNORECASE)
+_STATUS_BODY_MAX = 700
 
 # (family, whole forms) — each form is matched whole, after the wrappers
 _FORMS: tuple[tuple[str, re.Pattern], ...] = tuple(
@@ -562,6 +569,15 @@ _FORMS: tuple[tuple[str, re.Pattern], ...] = tuple(
             r"your api key is invalid or has been revoked", r"(?:exa )?api key (?:is )?required"
             r"(?:\. get one at \S{1,300})?", r"please provide a valid api key",
             r"not authori[sz]ed",
+            # Ref (ref-tools-mcp) without a key, or with an unverified account
+            r"ref is not correctly configured\. reach out to \S{1,200} for help",
+            r"please verify your email at \S{1,300} to (?:search documentation|read urls)",
+        )),
+        (HTTP_ERROR, (
+            # GitMCP's search failures, under the heading it writes
+            r"#{1,4} (?:code )?search results for: [^\n]{0,400}? (?:failed to search code in \S{1,300}\. github"
+            r" api request failed|an error occurred while searching (?:the documentation\. please try"
+            r" again later|code: [^\n]{0,300})|cannot perform code search without repository information)",
         )),
         (NETWORK, (
             r"fetch failed", r"failed to fetch",
@@ -584,8 +600,13 @@ _NOT_FOUND_FORMS = re.compile(
     r"|the library you are trying to access does not exist\.[^\n]{0,200}"
     r"|no (?:documentation )?libraries found matching (?:the provided name|your query)"
     r"|library \S{1,200} has been redirected to \S{1,200}[^\n]{0,200}"
+    r"|repository not found\. visit \S{1,300} to index it"  # DeepWiki
+    r"|content at \S{1,2000} could not be retrieved\. the resource may not exist or may require"
+    r" authentication|access to \S{1,2000} is disallowed by robots\.txt\. gitmcp respects robots\.txt"
+    r" directives|no owner/repo found for [^\n]{1,200}|no repository data provided"  # GitMCP
+    r"|#{1,4} code search results for: [^\n]{0,400}? no code matches found in \S{1,300}"
     r"|no (?:documentation|results|content|search results|snippets)(?: (?:were )?found)?"
-    r"(?: for (?:the topic )?[^\n]{1,400})?(?:\. please try a different query)?)[ .!]{0,3}",
+    r"(?: for:? (?:the topic )?[^\n]{1,400})?(?:\. please try a different query)?)[ .!]{0,3}",
     re.IGNORECASE)
 
 
@@ -668,6 +689,10 @@ def error_form(text: str) -> str | None:
             got = _code_family(int(m.group("code"))) if m else None
             if got is not None:
                 return got
+    if named is None and len(body) <= _STATUS_BODY_MAX:
+        m = _STATUS_PREFIX.match(body)
+        if m is not None:  # "503 Service Unavailable: <the response body>" (Docfork's API errors)
+            return _code_family(int(m.group("code"))) or HTTP_ERROR
     return named if named is not None and body and len(body) <= 200 and "\n" not in body else None
 
 

@@ -25,6 +25,7 @@ SETTINGS = {
     "serve_context7": ("switch", "on", "serve Context7 resolve and docs calls"),
     "serve_webfetch": ("switch", "on", "serve WebFetch calls"),
     "serve_exa": ("switch", "on", "serve EXA page fetches"),
+    "serve_sources": ("switch", "on", "serve the declared docs sources (Ref, Docfork, DeepWiki, GitMCP, yours)"),
     "serve_insist_s": ("seconds", "600", "a call repeated this soon after a served one goes live"),
     "serve_pinned_ttl_s": ("seconds", "2592000", "freshness of docs of the version the lockfile pins"),
     "serve_web_ttl_s": ("seconds", "14400", "freshness of a served web page"),
@@ -219,6 +220,8 @@ def dump_value(value) -> str:
         return _quote(value)
     if isinstance(value, list):
         return "[" + ", ".join(dump_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {dump_value(v)}" for k, v in value.items()) + "}"
     raise ValueError(f"cannot write a {type(value).__name__} to the settings file")
 
 
@@ -226,8 +229,25 @@ HEADER = ("# memhooks settings (`memhooks config set KEY VALUE`). Each key is al
           "# variable, MEMHOOKS_<KEY>, which wins over this file.\n")
 
 
+def _key(key) -> str:
+    k = str(key)
+    return k if k and k.isascii() and all(c.isalnum() or c in "_-" for c in k) else _quote(k)
+
+
+def _is_tables(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
 def dumps(values: dict) -> str:
-    return HEADER + "".join(f"{k} = {dump_value(values[k])}\n" for k in sorted(values))
+    """The flat keys, then each array of tables (the docs sources' `[[docs_source]]` rows)
+    as it was read."""
+    flat = [k for k in sorted(values) if not _is_tables(values[k])]
+    out = [HEADER, *(f"{_key(k)} = {dump_value(values[k])}\n" for k in flat)]
+    for k in sorted(set(values) - set(flat)):
+        for table in values[k]:
+            out.append(f"\n[[{_key(k)}]]\n")
+            out.extend(f"{_key(field)} = {dump_value(v)}\n" for field, v in table.items())
+    return "".join(out)
 
 
 def save(path: str, values: dict) -> None:

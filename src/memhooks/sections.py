@@ -20,8 +20,6 @@ the store's triggers read with json_each (memhooks.store.bodies registers it).
 
 from __future__ import annotations
 
-import json
-
 MAX_CHARS = 4000
 MIN_CUT = 1000          # a part cut from a long section is at least this long
 MAX_SECTIONS = 2000
@@ -141,9 +139,11 @@ def spans(text: str) -> list[tuple[int, int, str, str | None]]:
 
 def spans_json(text) -> str:
     """The SQL function `memhooks_sections(text)`: spans as a JSON array of
-    [start, length, path, anchor]. Never raises (a text it cannot read has no sections)."""
+    [start, length, path, anchor] (ASCII: a lone surrogate in a heading stays an escape).
+    Never raises (a text it cannot read has no sections)."""
+    import json  # only where documents are written: every store connection registers this
+
     try:
-        return json.dumps([list(s) for s in spans(text if isinstance(text, str) else "")],
-                          ensure_ascii=False)
+        return json.dumps([list(s) for s in spans(text if isinstance(text, str) else "")])
     except (ValueError, TypeError, RecursionError, MemoryError):
         return "[]"

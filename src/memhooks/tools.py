@@ -13,7 +13,14 @@ whole ``-``/``_``-separated word of its name (``context7``, ``Context7``,
 a word (``example-server``, ``hexagon``, ``texas_db``). Context7's own tool names
 (``resolve-library-id``, ``query-docs``, ``get-library-docs``) and EXA's
 ``…_exa`` tools are captured whatever the server is called.
+
+Other docs servers (Ref, Docfork, DeepWiki, GitMCP, a user's own) are rows of one table
+(memhooks.doc_sources): their tools route to "declared", and the matchers are the fixed part
+above plus a part generated from the rows (``tool_matcher`` / ``serve_matcher``; the plugin's
+hooks.json is written by scripts/gen_hooks_json.py, `memhooks install` adds the user's rows).
 """
+
+from memhooks import doc_sources
 
 CONTEXT7_TOOLS = frozenset({"resolve-library-id", "query-docs", "get-library-docs"})
 BUILTINS = frozenset({"WebFetch", "WebSearch"})
@@ -29,19 +36,66 @@ _SERVER = f"(?:{_WORD}[-_])*(?:{_C7}|{_EXA})(?:[-_]{_WORD})*"
 _ANY_SERVER = f"(?:{_WORD}[-_])*{_WORD}"
 _C7_TOOLS = "resolve-library-id|query-docs|get-library-docs"
 
-TOOL_MATCHER = (
+# The fixed part: Context7, EXA and the built-in tools (kept as hooks.json has always had it).
+CORE_TOOL_MATCHER = (
     f"^mcp__{_SERVER}__[A-Za-z0-9_-]+$"
     f"|^mcp__{_ANY_SERVER}__(?:{_C7_TOOLS}|[A-Za-z0-9_-]+_{_EXA})$"
     "|^WebFetch$|^WebSearch$"
 )
+
+
+def _ci(text: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in text)
+
+
+def _server_re(want: str) -> str:
+    if want == "*":
+        return _ANY_SERVER
+    if "_" in want or "-" in want:  # a whole name (a plugin's form too)
+        return f"(?:plugin_(?:{_WORD}[-_])*)?{_ci(want)}"
+    return f"(?:{_WORD}[-_])*{_ci(want)}(?:[-_]{_WORD})*"
+
+
+def rows_matcher(rows, serving: bool = False) -> str:
+    """The matcher part for the declared docs sources' rows (memhooks.doc_sources): one
+    alternative per server rule, its tools' patterns (`*`: one or more name characters)."""
+    by_server: dict[str, list[str]] = {}
+    for row in rows:
+        if serving and not row.serve:
+            continue
+        tools = by_server.setdefault(row.server, [])
+        for pattern in row.tools:
+            alt = pattern.replace("*", "[A-Za-z0-9_-]+")
+            if alt not in tools:
+                tools.append(alt)
+    return "|".join(f"^mcp__{_server_re(server)}__(?:{'|'.join(tools)})$"
+                    for server, tools in by_server.items() if tools)
+
+
+def tool_matcher(rows=doc_sources.BUILTIN) -> str:
+    """The PostToolUse / PostToolUseFailure matcher: the fixed part and the rows'."""
+    extra = rows_matcher(rows)
+    return CORE_TOOL_MATCHER + (f"|{extra}" if extra else "")
+
+
+TOOL_MATCHER = tool_matcher()
 # PreToolUse (serving from the store): only the tools it can answer, on a server named as for
 # capture (context7 / exa a whole word of the name, plugin forms included).
 _SERVER_C7 = f"(?:{_WORD}[-_])*{_C7}(?:[-_]{_WORD})*"
 _SERVER_EXA = f"(?:{_WORD}[-_])*{_EXA}(?:[-_]{_WORD})*"
-SERVE_MATCHER = (
+CORE_SERVE_MATCHER = (
     f"^mcp__{_SERVER_C7}__(?:{_C7_TOOLS})$"
     f"|^mcp__{_SERVER_EXA}__(?:web_fetch_exa|crawling_exa)$|^WebFetch$"
 )
+
+
+def serve_matcher(rows=doc_sources.BUILTIN) -> str:
+    """The PreToolUse matcher: the fixed part and the rows that may be served."""
+    extra = rows_matcher(rows, serving=True)
+    return CORE_SERVE_MATCHER + (f"|{extra}" if extra else "")
+
+
+SERVE_MATCHER = serve_matcher()
 SESSION_MATCHER = "startup|resume|clear|compact|fork"
 
 
@@ -96,7 +150,8 @@ def server_has_word(server: str, word: str) -> bool:
 
 
 def classify(server: str | None, tool: str) -> str | None:
-    """Which adapter handles (server, tool): "context7" | "exa" | "web" | None."""
+    """Which adapter handles (server, tool): "context7" | "exa" | "web" | "declared" (a row
+    of the docs sources' table, memhooks.doc_sources) | None."""
     if server is None:
         return "web" if tool in BUILTINS else None
     if tool in CONTEXT7_TOOLS:
@@ -106,6 +161,8 @@ def classify(server: str | None, tool: str) -> str | None:
         return "context7"
     if "exa" in words or (tool.lower().endswith("_exa") and len(tool) > 4):
         return "exa"
+    if words and doc_sources.find(server, tool) is not None:
+        return "declared"
     return None
 
 

@@ -60,10 +60,8 @@ def metadata_only(raw: bytes, total: int, hook_event_name: str | None, name=...)
     import hashlib  # hot path: hashlib and json only for a call memhooks does not capture
     import json
 
-    from memhooks.sqltext import storable
-
     return json.dumps({
-        "hook_event_name": hook_event_name, "tool_name": storable(name)[:200],
+        "hook_event_name": hook_event_name, "tool_name": name[:200],  # json.dumps escapes what SQLite could not bind
         "memhooks_metadata_only": True, "bytes": total,
         "sha256": hashlib.sha256(raw).hexdigest(),
     })

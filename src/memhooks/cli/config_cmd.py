@@ -12,6 +12,7 @@ from memhooks.cli._common import Fail
 from memhooks.cli.results import emit
 from memhooks.config import config_path
 from memhooks.config_file import SETTINGS, coerce, env_name, load, save
+from memhooks.doc_sources import CONFIG_KEY
 
 
 def register(main: click.Group) -> None:
@@ -77,7 +78,7 @@ def config_list(as_json):
         value, origin = _effective(key, values)
         rows.append({"key": key, "value": value, "from": origin, "env": env_name(key),
                      "kind": kind, "about": what})
-    unknown = sorted(set(values) - set(SETTINGS))
+    unknown = sorted(set(values) - set(SETTINGS) - {CONFIG_KEY})  # docs sources: `memhooks doctor`
     if as_json:
         emit("config list", {"path": _path(), "settings": rows, "unknown": unknown})
         return

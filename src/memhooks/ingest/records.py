@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from memhooks.doc_sources import source_names
 
 SourceTool = Literal["context7", "exa", "webfetch", "websearch"]
 DocType = Literal["library-docs", "library-resolve", "web-page", "search-results", "code-context"]
@@ -29,8 +31,9 @@ class _Record(BaseModel):
 class DocumentRecord(_Record):
     """One storable text (docs body, web page, search result …)."""
 
-    source: str  # library ID for context7 docs, URL for exa/web, the query for searches
-    source_tool: SourceTool
+    source: str  # library ID for context7 docs, URL for exa/web, the query for searches,
+    # the call's key for a declared source (memhooks.doc_sources.call_source)
+    source_tool: str  # one of SOURCE_TOOLS, or the name of a declared source's row in effect
     tool: str  # the tool name after routing, e.g. "query-docs", "web_search_exa", "WebFetch"
     title: str | None = None
     content: str
@@ -40,6 +43,13 @@ class DocumentRecord(_Record):
     topic: str | None = None
     version: str | None = None  # from a pinned ID /org/repo/v1.2.3 or /org/repo@1.2.3
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("source_tool")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        if value in SOURCE_TOOLS or value in source_names():
+            return value
+        raise ValueError(f"unknown source_tool {value[:40]!r}")
 
 
 class LibraryRecord(_Record):

@@ -8,13 +8,14 @@ handed to memhooks.recall.fallback, which asks the classifier and the store."""
 from memhooks._jsonlite import loads
 from memhooks.recall.served import off
 from memhooks.recall.worth_a_look import MAX_PAYLOAD as MAX_PAYLOAD
-from memhooks.recall.worth_a_look import worth_a_look
+from memhooks.recall.worth_a_look import declared_row, worth_a_look
 
 CHECK = "check"  # triage's answer when only the classifier can tell
 
 
 def kind_of(tool_name) -> str | None:
-    """What a tool is, by its name only (the server check is serve.classify's)."""
+    """What a tool is, by its name only (the server check is serve.classify's); "declared"
+    for a declared docs source's tool whose row may be served (memhooks.doc_sources)."""
     if tool_name == "WebFetch":
         return "webfetch"
     if not isinstance(tool_name, str) or not tool_name.startswith("mcp__") or len(tool_name) > 200:
@@ -26,7 +27,7 @@ def kind_of(tool_name) -> str | None:
         return "context7-docs"
     if tool in ("web_fetch_exa", "crawling_exa"):
         return "exa-fetch"
-    return None
+    return "declared" if declared_row(tool_name) else None
 
 
 # ----------------------------------------------------------------------------- is it an error?

@@ -3,7 +3,8 @@ the store's covered answer instead (standard library only; the capture hook call
 journaling the event, so nothing is lost).
 
 A Context7 `resolve-library-id` / `query-docs` / `get-library-docs`, EXA `web_fetch_exa` /
-`crawling_exa` or WebFetch call that came back as a failure (PostToolUseFailure always; an
+`crawling_exa`, WebFetch or declared docs source's (a row that may be served,
+memhooks.doc_sources) call that came back as a failure (PostToolUseFailure always; an
 MCP result marked `isError`; a PostToolUse answer that is, whole, one of the tools' error
 forms: rate limited, quota, unauthorized, a network error, a 5xx status line or error page,
 or empty: memhooks.classify.live_failure; never a no-results answer or documentation,
@@ -165,7 +166,8 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
         out = hook_json(event, field, value)
         install(conn, deadline)  # the write stops at the budget too
         with transaction(conn):
-            fallback_log.record(conn, tool=kind, tool_name=tool_name, project=project,
+            tool = served.kind if kind == "declared" else kind  # a docs source by its name
+            fallback_log.record(conn, tool=tool, tool_name=tool_name, project=project,
                                 session_id=session, library_id=served.library_id, reason=reason,
                                 field=field, cli_version=version, document_ids=served.doc_ids,
                                 served_bytes=len(text.encode("utf-8", "replace")),

@@ -64,7 +64,8 @@ def citation(doc: dict, matched_first: bool = False) -> str:
 
     context7: `[<library>@<version> via context7]`, plus ` — matched /owner/repo`
     when the library was picked by the disambiguation fallback; exa:
-    `[exa: <url>]`; WebFetch: `[web: <url>]`; WebSearch: `[web: search "<query>"]`.
+    `[exa: <url>]`; WebFetch: `[web: <url>]`; WebSearch: `[web: search "<query>"]`; a declared
+    docs source: `[<source>: <url or the call's key>]`.
     """
     tool = (doc.get("source_tool") or "").lower()
     url = doc.get("url")
@@ -87,6 +88,9 @@ def citation(doc: dict, matched_first: bool = False) -> str:
         meta = loads_object(doc.get("metadata"))
         query = meta.get("query") or str(doc.get("source") or "").removeprefix("websearch:")
         return f"[web: search {quote(query, 120)}]"
+    if tool not in ("webfetch", "websearch") and tool:
+        # a declared docs source (memhooks.doc_sources): its name and the page or the call
+        return f"[{token(tool, 40)}: {token(url or doc.get('source'), 300)}]"
     return f"[web: {token(url or doc.get('source'), 300)}]"
 
 

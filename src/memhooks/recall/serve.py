@@ -14,6 +14,9 @@
   (memhooks.recall.budget) and then lets the call run.
 * `WebFetch`: the same normalised URL and the same prompt, within the TTL.
 * EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
+* A declared docs source whose row says `serve` (memhooks.doc_sources: Ref, Docfork,
+  DeepWiki, GitMCP, the user's own rows): the same key, within the web TTL
+  (memhooks.recall.serve_declared).
 
 `serve_payload()` is what the hook (memhooks.entry.pre_tool_use) asks: the PreToolUse
 object that denies the call with the served text as the reason (the CLI gives that text
@@ -25,6 +28,7 @@ import os
 import time
 import zlib
 
+from memhooks import doc_sources
 from memhooks._jsonlite import dumps_str, loads_strings
 from memhooks._jsonlite import loads as loads  # the JSON reader of the hook (tests read it here)
 from memhooks.config import project_dir
@@ -35,6 +39,7 @@ from memhooks.recall import docwindows
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
 from memhooks.recall.ranking import Query
 from memhooks.recall.render import when_utc
+from memhooks.recall.serve_declared import answer_declared
 from memhooks.recall.serve_pages import EXA_FETCH, answer_exa_fetch, answer_webfetch
 from memhooks.recall.served import Served
 from memhooks.recall.served import num as _num
@@ -72,8 +77,9 @@ def _canon(value):
 # ----------------------------------------------------------------------------- tools
 
 def classify(tool_name, switches: bool = True) -> str | None:
-    """'context7-resolve', 'context7-docs', 'webfetch', 'exa-fetch', or None (not served;
-    with `switches`, also when MEMHOOKS_SERVE_CONTEXT7 / _EXA / _WEBFETCH turn the tool off)."""
+    """'context7-resolve', 'context7-docs', 'webfetch', 'exa-fetch', 'declared' (a row of the
+    docs sources' table that may be served, memhooks.doc_sources), or None (not served; with
+    `switches`, also when MEMHOOKS_SERVE_CONTEXT7 / _EXA / _WEBFETCH / _SOURCES turn it off)."""
     if tool_name == "WebFetch":
         return None if switches and _off("MEMHOOKS_SERVE_WEBFETCH") else "webfetch"
     if not isinstance(tool_name, str) or len(tool_name) > 200:
@@ -92,6 +98,11 @@ def classify(tool_name, switches: bool = True) -> str | None:
         return "context7-resolve" if tool == "resolve-library-id" else "context7-docs"
     if tool in EXA_FETCH and server_has_word(server, "exa") and not (switches and _off("MEMHOOKS_SERVE_EXA")):
         return "exa-fetch"
+    if tool in _C7_TOOLS or server_has_word(server, "context7") or server_has_word(server, "exa"):
+        return None  # Context7's and EXA's other tools are never a declared source's
+    row = doc_sources.find(server, tool)
+    if row is not None and row.serve and not (switches and _off("MEMHOOKS_SERVE_SOURCES")):
+        return "declared"
     return None
 
 
@@ -235,6 +246,12 @@ def _decide(conn, tool_name, tool_input, project: str, now: float | None, max_ag
                            budget, max_age)
     if kind == "webfetch":
         return answer_webfetch(conn, tool_input, now, max_chars, max_age)
+    if kind == "declared":
+        server, tool = parse_tool_name(tool_name)
+        row = doc_sources.find(server, tool)
+        if row is None or not server:
+            return None
+        return answer_declared(conn, row, server, tool, tool_input, now, max_chars, max_age)
     return answer_exa_fetch(conn, tool_input, now, max_chars, max_age)
 
 

@@ -127,7 +127,7 @@ class _Served(_Strict):
 
 
 class ServedByTool(_Served):
-    tool: str | None  # context7-resolve, context7-docs, webfetch or exa-fetch
+    tool: str | None  # context7-resolve, context7-docs, webfetch, exa-fetch, or a docs source (ref, ...)
 
 
 class ServedByLibrary(_Served):

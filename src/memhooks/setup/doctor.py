@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 import sys
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from memhooks import config
 from memhooks.deps import MODULES as DEPS  # noqa: F401 - doctor.DEPS: what the checks need (tests/test_config.py)
+from memhooks.doc_sources import BUILTIN, user_rows
 from memhooks.files import fallback_dirs
 from memhooks.setup import launcher
 from memhooks.setup.install import command_paths, installed_entries
@@ -410,11 +412,45 @@ def run_checks(project: str | None = None, *, network: bool = True, deep: bool =
     results += check_pythons(list(dict.fromkeys(hook_pythons)), plugin_active, deep=deep)
     if network:
         say(f"the Context7 API at {_safe_url(config.context7_api_url())}")
+    results.append(check_sources())
     results.append(check_context7(network))
     if network and configured():
         say("the team store")
     results.append(check_team(network))
     return results
+
+
+def _sample(row) -> list[str]:
+    """A tool name of each of the row's patterns (`*` as `x`), on a server it covers."""
+    server = "docs" if row.server == "*" else row.server
+    return [f"mcp__{server}__{p.replace('*', 'x')}" for p in row.tools]
+
+
+def check_sources(root: str | None = None) -> Check:
+    """The declared docs sources: the user's `[[docs_source]]` rows of the settings file (a
+    bad row is named and ignored), and whether the plugin's hooks.json lets their tools
+    reach the hooks (it covers the known servers only; `memhooks install` writes matchers
+    that cover the rows as they are when it runs)."""
+    rows, problems = user_rows()
+    known = sorted({r.name for r in BUILTIN})
+    detail = f"known: {', '.join(known)}"
+    if not rows and not problems:
+        return Check("sources", "ok", detail + "; no rows of your own in the settings file")
+    parts = [detail, f"yours: {', '.join(dict.fromkeys(r.name for r in rows)) or 'none'}"]
+    parts += [f"row {i} ignored: {why}" for i, why in problems]
+    hooks_file = os.path.join(root or os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip() or _repo_root(), "hooks.json")
+    try:
+        with open(hooks_file, encoding="utf-8") as f:
+            matcher = json.load(f)["hooks"]["PostToolUse"][0]["matcher"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        matcher = None
+    if matcher and rows:
+        rx = re.compile(matcher)
+        missed = [r.name for r in rows if not all(rx.search(n) for n in _sample(r))]
+        if missed:
+            parts.append(f"the plugin's hooks.json does not match the tools of {', '.join(dict.fromkeys(missed))}:"
+                         " run `memhooks install` (its matchers cover your rows)")
+    return Check("sources", "warn" if problems else "ok", "; ".join(parts))
 
 
 def check_team(network: bool = True) -> Check:

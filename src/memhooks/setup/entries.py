@@ -11,12 +11,12 @@ import re
 import sys
 from dataclasses import dataclass
 
-from memhooks.setup.launcher import launcher_path, package_dir
-from memhooks.setup.settings_file import InstallError
-
 # The matchers live with the routing predicate; the plugin's hooks.json has the same strings
 # (tests/test_plugin_layout.py keeps them equal).
-from memhooks.tools import SERVE_MATCHER, SESSION_MATCHER, TOOL_MATCHER
+from memhooks.doc_sources import BUILTIN, user_rows
+from memhooks.setup.launcher import launcher_path, package_dir
+from memhooks.setup.settings_file import InstallError
+from memhooks.tools import SERVE_MATCHER, SESSION_MATCHER, TOOL_MATCHER, serve_matcher, tool_matcher
 from memhooks.warm.context import lookup_command
 
 SCOPES = ("user", "project", "local")
@@ -109,11 +109,15 @@ class Entries:
         return self._command("session-start")
 
     def hooks(self) -> dict[str, tuple[str, str, int]]:
-        """event → (matcher, command, timeout)."""
+        """event → (matcher, command, timeout). The matchers cover the user's own docs
+        sources (`[[docs_source]]` rows of the settings file) as they are when this runs."""
+        mine = user_rows()[0]
+        serve = serve_matcher(BUILTIN + mine) if mine else SERVE_MATCHER
+        tool = tool_matcher(BUILTIN + mine) if mine else TOOL_MATCHER
         return {
-            "PreToolUse": (SERVE_MATCHER, self.pre_tool_use, SERVE_TIMEOUT_S),
-            "PostToolUse": (TOOL_MATCHER, self.post_tool_use, HOOK_TIMEOUT_S),
-            "PostToolUseFailure": (TOOL_MATCHER, self.post_tool_use, HOOK_TIMEOUT_S),
+            "PreToolUse": (serve, self.pre_tool_use, SERVE_TIMEOUT_S),
+            "PostToolUse": (tool, self.post_tool_use, HOOK_TIMEOUT_S),
+            "PostToolUseFailure": (tool, self.post_tool_use, HOOK_TIMEOUT_S),
             "SessionStart": (SESSION_MATCHER, self.session_start, SESSION_START_TIMEOUT_S),
         }
 

@@ -547,6 +547,18 @@ def captured_pages(conn, urls: list[str], source_tool: str, tools: tuple = ()) -
                  " ORDER BY at DESC", (*urls, source_tool, *tools)).fetchall()
 
 
+def declared_captures(conn, source_tool: str, source: str, since: float, limit: int = 400) -> list[sqlite3.Row]:
+    """The captures since `since` of the documents a declared docs source stored under one
+    call's key (memhooks.doc_sources.call_source), newest first: Rows (id, content, metadata,
+    title, url, bytes, event_id, at)."""
+    return _rows(conn,
+                 "SELECT d.id, document_text(d.body) AS content, d.metadata, d.title, d.url, d.bytes,"
+                 " c.event_id, c.captured_at AS at FROM documents d JOIN capture_rows c"
+                 " ON c.document_id = d.id WHERE d.source_tool = ? AND +d.source = ? AND c.captured_at >= ?"
+                 " ORDER BY c.captured_at DESC, c.event_id DESC LIMIT ?",
+                 (source_tool, source, since, limit)).fetchall()
+
+
 def is_forgotten(conn, digest: str) -> bool:
     """Whether the user forgot the text with this content hash (memhooks.store.forget)."""
     return conn.execute("SELECT 1 FROM forgotten WHERE content_hash = ?", (digest,)).fetchone() is not None

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memhooks.ingest.adapters import context7, exa, web
+from memhooks import doc_sources
+from memhooks.ingest.adapters import context7, declared, exa, web
 from memhooks.ingest.adapters.text import (
     MIN_DOC_CHARS,
     is_persisted_note,
@@ -66,7 +67,12 @@ def _route(event: Any) -> AdapterResult:
         tool_input = {}
     tool_response = event.get("tool_response")
 
-    if kind == "context7":
+    if kind == "declared":
+        row = doc_sources.find(server, tool)
+        if row is None or server is None:
+            return skip("not a captured tool")
+        result = declared.adapt(row, server, tool, tool_input, tool_response)
+    elif kind == "context7":
         result = context7.adapt(tool, tool_input, tool_response)
     elif kind == "exa":
         result = exa.adapt(tool, tool_input, tool_response)
