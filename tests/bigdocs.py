@@ -136,7 +136,8 @@ def filler(seed: int, target_bytes: int, pool_size: int = 3000) -> list[str]:
     `target_bytes` in all, joined with SEP."""
     rng = random.Random(seed)
     w, pool = _pool(pool_size)
-    parts, size, n = [], 0, 0
+    parts: list[str] = []
+    size, n = 0, 0
     while True:
         s = pool[rng.randrange(pool_size)].replace("### ", f"### {w.vocab[rng.randrange(w.n)].title()} {seed}.{n} ", 1)
         if size + len(s) + len(SEP) > target_bytes:
@@ -176,6 +177,7 @@ def build(path: str, docs: int = 4, target_bytes: int = 16 * MiB - 4096, now: fl
                 did, _ = upsert_document(conn, provenance="manual", project="/p", source=library_id, source_tool="context7",
                                          content=text, library_id=library_id, topic=topic,
                                          tool="query-docs", max_bytes=16 * MiB, now=now)
+                assert did is not None
                 upsert_tier2(conn, provenance="manual", library_id=library_id, topic=topic, document_id=did, origin="write",
                              ttl_s=4 * 3600, now=now)
             ids.append(did)

@@ -22,7 +22,7 @@ CHUNK = 64 * 1024
 
 class Site:
     def __init__(self):
-        self.pages: dict[str, tuple[bytes, str]] = {}
+        self.pages: dict[str, tuple[bytes, str, bool, str]] = {}  # body, type, etag?, Last-Modified
         self.routes: dict = {}
         self.requests: Counter = Counter()
         self.conditional: Counter = Counter()
@@ -56,6 +56,7 @@ class Site:
     @property
     def root(self) -> str:
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def url(self, path: str) -> str:

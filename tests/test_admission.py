@@ -516,6 +516,7 @@ def test_every_error_of_the_corpus_is_refused_and_every_short_document_admitted(
 
     spec = importlib.util.spec_from_file_location(
         "corpora_build", Path(__file__).resolve().parent / "fixtures" / "corpora" / "build.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     texts = {t for t in module.CONTEXT7 + module.COMMON + module.EXA} | set(ERROR_TEXTS)

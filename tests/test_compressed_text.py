@@ -82,7 +82,7 @@ def test_the_writer_stores_compressed_text_and_every_reader_sees_the_text(store)
                                           source_tool="context7", content=LONG, title="react — effects",
                                           library_id="/facebook/react", topic="effects",
                                           provenance="capture")
-        assert created
+        assert created and doc_id is not None
         upsert_tier2(conn, library_id="/facebook/react", topic="effects", document_id=doc_id,
                      origin="capture", ttl_s=86400, provenance="capture")
     [(body, size)] = db_rows(store, "SELECT body, bytes FROM documents")
@@ -109,6 +109,7 @@ def test_a_bounded_read_decompresses_only_the_head(store):
             doc_id, _ = upsert_document(conn, project="", source="web:https://docs.example.org/big",
                                         source_tool="web", content=big, title="big", provenance="capture",
                                         max_bytes=16 * 1024 * 1024)
+        assert doc_id is not None
         head = document_head_bytes(conn, doc_id, 1000)
         assert head == big.encode()[:1000]
         assert document_head_bytes(conn, doc_id, 0) == b"" and document_head_bytes(conn, doc_id + 1, 10) is None

@@ -17,6 +17,7 @@ def _corpora():
     """The corpora as tests/fixtures/corpora/build.py makes them (built here, not stored)."""
     path = Path(__file__).resolve().parent / "fixtures" / "corpora" / "build.py"
     spec = importlib.util.spec_from_file_location("memhooks_test_corpora", path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     # Through JSON, as a hook payload arrives.
@@ -42,7 +43,9 @@ def test_corpora_are_large_and_cover_every_source():
 
 
 def test_every_error_of_the_error_corpus_is_refused(capsys):
-    failing, rejected, total = [], Counter(), Counter()
+    failing: list[str] = []
+    rejected: Counter[str] = Counter()
+    total: Counter[str] = Counter()
     for i, item in enumerate(ERRORS):
         result = route(item["event"])
         total[item["source"]] += 1

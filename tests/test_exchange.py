@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import ROOT, db_rows, run
 from memhooks.store.admission import content_hash
@@ -63,7 +64,7 @@ def test_export_import_round_trip_into_an_empty_store(store, tmp_path):
 
 def test_import_validates_and_redacts_outside_records(store, tmp_path):
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    good = {"table": "documents", "row": {
+    good: dict[str, Any] = {"table": "documents", "row": {
         "project": "/p", "source": "/x/y", "source_tool": "context7", "title": "T",
         "content": f"### Setup\n\nexport GITHUB_TOKEN={token}\n"}}
     good["row"]["content_hash"] = content_hash(good["row"]["content"])  # of the text as sent

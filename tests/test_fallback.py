@@ -43,6 +43,13 @@ def post(payload: dict, env: dict | None = None, **changes) -> dict | None:
     return got["hookSpecificOutput"]
 
 
+def answer(payload: dict, env: dict | None = None, **changes) -> dict:
+    """The PostToolUse hook's answer, which it must give."""
+    out = post(payload, env, **changes)
+    assert out is not None, "the hook printed nothing"
+    return out
+
+
 def failed(payload: dict, error: str = "MCP error -32603: Rate limited or quota exceeded.", **changes) -> dict:
     p = {k: v for k, v in payload.items() if k not in ("tool_response", "duration_ms")}
     p.update({"hook_event_name": "PostToolUseFailure", "error": error, "is_interrupt": False, **changes})
@@ -75,7 +82,7 @@ def fallback_rows(db) -> list[tuple]:
 
 def test_query_docs_rate_limited_gets_the_cached_docs(store):
     p = capture(store, "c7_query_docs")
-    out = post(p, tool_response=[{"type": "text", "text": RATE}])
+    out = answer(p, tool_response=[{"type": "text", "text": RATE}])
     assert out["hookEventName"] == "PostToolUse" and set(out) == {"hookEventName", "updatedToolOutput"}
     text = blocks_text(out["updatedToolOutput"])
     head = text.splitlines()[0]
@@ -92,14 +99,14 @@ def test_query_docs_rate_limited_gets_the_cached_docs(store):
 
 def test_legacy_get_library_docs_and_a_string_response(store):
     p = capture(store, "c7_get_library_docs_legacy")
-    out = post(p, tool_response="Error: 503 Service Unavailable")
+    out = answer(p, tool_response="Error: 503 Service Unavailable")
     assert isinstance(out["updatedToolOutput"], str)  # the original's shape
     assert "client.responses.create" in fenced(out["updatedToolOutput"])
 
 
 def test_resolve_library_id_rate_limited_gets_the_known_id(store):
     p = capture(store, "c7_resolve_react")
-    out = post(p, tool_response=[{"type": "text", "text": RATE}])
+    out = answer(p, tool_response=[{"type": "text", "text": RATE}])
     text = blocks_text(out["updatedToolOutput"])
     assert "Context7 library ID for \"react\"" in text.splitlines()[0]
     assert "- Context7-compatible library ID: /facebook/react\n" in fenced(text)
@@ -109,27 +116,27 @@ def test_webfetch_5xx_keeps_the_tool_output_shape(store):
     p = capture(store, "webfetch")
     live = {"bytes": 0, "code": 503, "codeText": "Service Unavailable",
             "result": "Request failed with status code 503", "durationMs": 90, "url": p["tool_input"]["url"]}
-    out = post(p, tool_response=live)
+    out = answer(p, tool_response=live)
     new = out["updatedToolOutput"]
     assert {k: v for k, v in new.items() if k != "result"} == {k: v for k, v in live.items() if k != "result"}
     assert new["result"].startswith("[memhooks fallback] The live tool call failed (http error")
     assert "Installation takes three steps" in fenced(new["result"])
     # a WebFetch that failed as a tool (PostToolUseFailure): the same answer as context
-    out = post(failed(p, "Request failed with status code 502"))
+    out = answer(failed(p, "Request failed with status code 502"))
     assert set(out) == {"hookEventName", "additionalContext"} and out["hookEventName"] == "PostToolUseFailure"
     assert "Installation takes three steps" in fenced(out["additionalContext"])
 
 
 def test_exa_fetch_error_gets_the_cached_page(store):
     p = capture(store, "exa_crawling_alias")
-    out = post(p, tool_response=[{"type": "text", "text": "Error: Request failed with status code 429"}])
+    out = answer(p, tool_response=[{"type": "text", "text": "Error: Request failed with status code 429"}])
     text = blocks_text(out["updatedToolOutput"])
     assert "EXA page fetch of 1 URL" in text.splitlines()[0] and "Make a Request" in fenced(text)
 
 
 def test_post_tool_use_failure_gives_additional_context(store):
     p = capture(store, "c7_query_docs")
-    out = post(failed(p))
+    out = answer(failed(p))
     assert out["hookEventName"] == "PostToolUseFailure" and set(out) == {"hookEventName", "additionalContext"}
     text = out["additionalContext"]
     assert text.startswith("[memhooks fallback] The live tool call failed (tool error: \"MCP error -32603")
@@ -167,7 +174,7 @@ def test_nothing_when_uncovered_stale_off_or_an_answer(store):
         c.execute("UPDATE tier2 SET fetched_at = fetched_at - 40 * 86400")
         c.commit()
     assert post(p, tool_response=rate) is None
-    out = post(p, env=env_with(MEMHOOKS_FALLBACK_MAX_AGE=str(45 * DAY)), tool_response=rate)
+    out = answer(p, env=env_with(MEMHOOKS_FALLBACK_MAX_AGE=str(45 * DAY)), tool_response=rate)
     assert "(40 days ago)" in blocks_text(out["updatedToolOutput"]).splitlines()[0]
     assert "up to 45 days old" in blocks_text(out["updatedToolOutput"]).splitlines()[0]
     assert len(fallback_rows(store)) == 2
@@ -198,7 +205,7 @@ def test_stored_fence_lines_and_a_hostile_error_stay_inside(store):
     # not the whole error form: an answer, and it stays
     assert post(p, tool_response=[{"type": "text", "text": live}]) is None
     # the same text as a failed tool's error
-    out = post(failed(p, live))
+    out = answer(failed(p, live))
     text = out["additionalContext"]
     # the planted lines are defused; the one closing line is the answer's own
     assert END not in text and BEGIN not in text and list(closing_lines(text).values()) == [1]
@@ -215,31 +222,31 @@ def test_the_output_field_follows_the_cli_version(store, tmp_path):
     rate = [{"type": "text", "text": RATE}]
     page_503 = {**page["tool_response"], "code": 503, "result": "Request failed with status code 503"}
     old = env_with(MEMHOOKS_CLI_VERSION="2.1.100")
-    assert "updatedMCPToolOutput" in post(docs, env=old, tool_response=rate)
-    out = post(page, env=old, tool_response=page_503)
+    assert "updatedMCPToolOutput" in answer(docs, env=old, tool_response=rate)
+    out = answer(page, env=old, tool_response=page_503)
     assert set(out) == {"hookEventName", "additionalContext"}  # no field replaces WebFetch's output there
     assert "Installation takes three steps" in fenced(out["additionalContext"])
     new = env_with(MEMHOOKS_CLI_VERSION="2.1.121")
-    assert "updatedToolOutput" in post(docs, env=new, tool_response=rate)
-    assert "updatedToolOutput" in post(page, env=new, tool_response=page_503)
+    assert "updatedToolOutput" in answer(docs, env=new, tool_response=rate)
+    assert "updatedToolOutput" in answer(page, env=new, tool_response=page_503)
     forced = env_with(MEMHOOKS_FALLBACK_OUTPUT="context")
-    assert "additionalContext" in post(docs, env=forced, tool_response=rate)
+    assert "additionalContext" in answer(docs, env=forced, tool_response=rate)
     # detected from the session's transcript (what the CLI writes on every entry)
     transcript = tmp_path / "t.jsonl"
     sid = "f292199a-4b27-4680-9ef9-edb41443b11b"
     transcript.write_text(json.dumps({"type": "user", "sessionId": sid, "message": {"content": "x"}},
                                      separators=(",", ":")).replace(
         f'"sessionId":"{sid}"', f'"sessionId":"{sid}","version":"2.1.100"') + "\n" + "x" * 100_000 + "\n")
-    out = post(docs, session_id=sid, transcript_path=str(transcript), tool_response=rate)
+    out = answer(docs, session_id=sid, transcript_path=str(transcript), tool_response=rate)
     assert "updatedMCPToolOutput" in out  # found in the first 64 KiB (the last has none)
     with transcript.open("a") as f:
         f.write(f'{{"sessionId":"{sid}","version":"2.1.332","cwd":"/x"}}\n')
-    assert "updatedToolOutput" in post(docs, session_id=sid, transcript_path=str(transcript), tool_response=rate)
+    assert "updatedToolOutput" in answer(docs, session_id=sid, transcript_path=str(transcript), tool_response=rate)
     assert [r[3:] for r in fallback_rows(store)][-2:] == [("updatedMCPToolOutput", "2.1.100"),
                                                            ("updatedToolOutput", "2.1.332")]
     # a transcript that is no regular file, or names another session: unknown (current CLI)
-    assert "updatedToolOutput" in post(docs, session_id="other", transcript_path=str(transcript), tool_response=rate)
-    assert "updatedToolOutput" in post(docs, transcript_path=str(tmp_path), tool_response=rate)
+    assert "updatedToolOutput" in answer(docs, session_id="other", transcript_path=str(transcript), tool_response=rate)
+    assert "updatedToolOutput" in answer(docs, transcript_path=str(tmp_path), tool_response=rate)
 
 
 def test_stats_count_fallbacks_by_tool_library_and_day(store):

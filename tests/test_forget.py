@@ -118,8 +118,8 @@ def test_forget_leaves_no_byte_of_a_captured_text_in_the_store_folder(store):
     # Never stored again: captured once more, it becomes no document, no tier2 entry, no answer.
     capture(c7_docs(MARKER))
     assert db_rows(store, "SELECT count(*) FROM documents WHERE document_text(body) LIKE ?", (f"%{MARKER}%",)) == [(0,)]
-    again = run([ROOT / "bin" / "lc-cache-lookup-docs", f"/acme/{MARKER}", docs["tool_input"]["query"]])
-    assert again.stdout == b""
+    lookup = run([ROOT / "bin" / "lc-cache-lookup-docs", f"/acme/{MARKER}", docs["tool_input"]["query"]])
+    assert lookup.stdout == b""
 
 
 def test_forget_criteria_combine_and_refuse_to_guess(store):
@@ -177,9 +177,10 @@ def test_forget_reaches_every_team_table(store, pg_server, monkeypatch):
             hits = []
             with psycopg.connect(url, autocommit=True) as c:
                 for table in TEAM_TABLES:
-                    n = c.execute(f"SELECT count(*) FROM {table} t WHERE lower(t::text) LIKE %s",
-                                  (f"%{MARKER}%",)).fetchone()[0]
-                    if n:
+                    row = c.execute(f"SELECT count(*) FROM {table} t WHERE lower(t::text) LIKE %s",
+                                    (f"%{MARKER}%",)).fetchone()
+                    assert row is not None
+                    if row[0]:
                         hits.append(table)
             return hits
 
@@ -221,15 +222,20 @@ def test_forget_runs_as_a_library_call_the_command_only_renders(store):
     capture(c7_docs(KEEP))
     seen: list = []
     told: list = []
+
+    def tell_team(c) -> str:
+        told.append(c)
+        return "done"
+
     conn = open_store(ingest=True)
     try:
         crit = Criteria(library=f"/acme/{MARKER}")
         dry = forget_run(conn, crit, dry_run=True, review=lambda docs, prev: seen.append(len(docs)),
-                         tell_team=lambda c: told.append(c) or "done")
+                         tell_team=tell_team)
         assert seen == [1] and told == [] and dry["forgotten"] == 0 and dry["captures"] == 1
         assert [d["library_id"] for d in dry["documents"]] == [f"/acme/{MARKER}"]
         done = forget_run(conn, crit, review=lambda docs, prev: seen.append(len(docs)),
-                          tell_team=lambda c: told.append(c) or "done")
+                          tell_team=tell_team)
         assert seen == [1, 1] and told == [conn] and done["team"] == "done"
         assert done["forgotten"] == 1 and len(done["hashes"]) == 1 and done["events"] >= 1
         assert forget_run(conn, crit)["docs"] == []  # gone: nothing matches any more

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,7 +73,7 @@ def snapshot(paths):
     return {p: (p.read_bytes(), p.stat().st_mtime_ns) if p.exists() else None for p in paths}
 
 
-FOREIGN_SETTINGS = {
+FOREIGN_SETTINGS: dict[str, Any] = {
     "model": "opus",
     "permissions": {"allow": ["Bash(ls:*)", "WebFetch"], "deny": ["Read(.env)"]},
     "env": {"FOO": "bar", "UNICODE": "héllo ✓"},

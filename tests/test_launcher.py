@@ -65,6 +65,13 @@ def _hook(world, entries: inst.Entries, tool_use_id: str, event: str = "PostTool
                           cwd=world["project"], capture_output=True, timeout=60)
 
 
+def _header(path) -> dict:
+    """The values the launcher at `path` holds, which it must hold."""
+    header = launcher.read_header(str(path))
+    assert header is not None, path
+    return header
+
+
 def _journaled(world) -> list[str]:
     path = world["data"] / "journal.db"
     if not path.exists():
@@ -75,7 +82,7 @@ def _journaled(world) -> list[str]:
 
 def test_the_launcher_runs_the_recorded_package(world):
     path = _write(world, sys.executable, str(ROOT / "src" / "memhooks"))
-    header = launcher.read_header(str(path))
+    header = _header(path)
     assert header["PYTHON"] == sys.executable and header["PACKAGE"] == str(ROOT / "src" / "memhooks")
     assert header["STAMP"] == os.stat(header["SITE"]).st_mtime_ns and header["CHECKED"] == 0
     r = _hook(world, inst.Entries(python=sys.executable, entry=str(path)), "toolu_l1")
@@ -96,7 +103,7 @@ def test_a_moved_package_is_found_through_the_interpreter_and_recorded(world):
     assert _journaled(world) == ["toolu_l2"]
     import memhooks
 
-    header = launcher.read_header(str(path))
+    header = _header(path)
     assert header["PACKAGE"] == os.path.dirname(os.path.abspath(memhooks.__file__))
     assert header["STAMP"] == os.stat(header["SITE"]).st_mtime_ns and header["CHECKED"] > 0
     # The rewritten launcher is still one `memhooks install` recognises and runs as before.
@@ -113,11 +120,11 @@ def test_an_install_into_the_environment_makes_it_look_again(world):
     path = _write(world, sys.executable, str(ROOT / "src" / "memhooks"), str(site))
     entries = inst.Entries(python=sys.executable, entry=str(path))
     assert _hook(world, entries, "toolu_l4").returncode == 0
-    assert launcher.read_header(str(path))["CHECKED"] == 0
+    assert _header(path)["CHECKED"] == 0
     (site / "new.dist-info").mkdir()  # what pip does
     time.sleep(0.01)
     assert _hook(world, entries, "toolu_l5").returncode == 0
-    header = launcher.read_header(str(path))
+    header = _header(path)
     assert header["CHECKED"] > 0 and header["STAMP"] == os.stat(header["SITE"]).st_mtime_ns
     assert _journaled(world) == ["toolu_l4", "toolu_l5"]
 
@@ -130,7 +137,7 @@ def test_an_interpreter_without_memhooks_is_quiet_for_hooks_and_loud_for_the_mcp
         r = _hook(world, entries, "toolu_l6", event)
         assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     assert _journaled(world) == []
-    header = launcher.read_header(str(path))
+    header = _header(path)
     assert header["PACKAGE"] == "" and header["CHECKED"] > 0  # checked once, not on every call
     mcp = subprocess.run([other, str(path), "mcp"], capture_output=True, text=True, timeout=60,
                          stdin=subprocess.DEVNULL)

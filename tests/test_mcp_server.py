@@ -67,7 +67,7 @@ def access_counts(db: str) -> dict[int, int]:
 
 
 def test_real_client_lists_and_calls_every_tool(store, tmp_path):
-    calls = [
+    calls: list[tuple[str, dict]] = [
         ("search_documents", {"query": "useEffect cleanup"}),
         ("search_documents", {"query": "middleware", "limit": 5}),
         ("search_documents", {"query": 'c++ AND "OR NEAR(* @tanstack/react-query'}),
@@ -95,7 +95,9 @@ def test_real_client_lists_and_calls_every_tool(store, tmp_path):
     assert "[react via context7]" in text
     # markdown only: Claude Code would show structured content to the model instead
     assert search1.structured_content is None
-    top_id = int(re.search(r"^## 1\. .*\(id (\d+)\)$", text, re.M).group(1))
+    top = re.search(r"^## 1\. .*\(id (\d+)\)$", text, re.M)
+    assert top, text
+    top_id = int(top.group(1))
     assert "- context7 · library-docs · from: /facebook/react · topic: " in text
     assert re.search(r"^- captured \S+ · accessed \d+× · \d+ bytes$", text, re.M)
     lines = text.split("\n")
@@ -128,7 +130,9 @@ def test_get_document_full_text_fenced_and_counted(store, tmp_path):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 found = await session.call_tool("search_documents", {"query": "useEffect"})
-                doc_id = int(re.search(r"\(id (\d+)\)$", text_of(found), re.M).group(1))
+                first = re.search(r"\(id (\d+)\)$", text_of(found), re.M)
+                assert first, text_of(found)
+                doc_id = int(first.group(1))
                 before = access_counts(store)[doc_id]
                 full = await session.call_tool("get_document", {"id": doc_id})
                 short = await session.call_tool("get_document", {"id": doc_id, "max_chars": 30})
@@ -149,6 +153,7 @@ def test_plugin_shim_serves_and_cli_command_serves(store, tmp_path):
     """bin/memhooks-mcp (what .mcp.json runs) and `memhooks mcp` both answer."""
     for command in (["bash", str(ROOT / "bin" / "memhooks-mcp")], [str(console_script("memhooks")), "mcp"]):
         params = server_params(store, str(tmp_path), command)
+        assert params.env is not None
         params.env["MEMHOOKS_PYTHON"] = sys.executable
         _, tools, (res,) = anyio.run(session_calls, params,
                                      [("search_documents", {"query": "installation steps"})])
@@ -175,7 +180,7 @@ def test_help_and_bad_arguments():
 
 
 def test_bad_arguments_are_tool_errors_and_the_server_stays_up(store, tmp_path):
-    calls = [
+    calls: list[tuple[str, dict]] = [
         ("get_document", {"id": "abc"}),
         ("get_document", {}),
         ("search_documents", {"query": 5}),

@@ -25,6 +25,7 @@ BEFORE = Path(__file__).resolve().parent / "fixtures" / "schema_migrations_befor
 
 def _before_module():
     spec = importlib.util.spec_from_file_location("schema_migrations_before", BEFORE)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -102,6 +103,7 @@ def schema(db: Path) -> dict:
                 head, body = _norm(sql).split(" BEGIN ", 1)
                 fires = re.search(r"(BEFORE|AFTER|INSTEAD OF) (INSERT|DELETE|UPDATE)"
                                   r"(?: OF (.+?))? ON (\S+)", head, re.IGNORECASE)
+                assert fires, head
                 cols = tuple(c.strip() for c in fires.group(3).split(",")) if fires.group(3) else ()
                 out[f"trigger {name}"] = (fires.group(1).upper(), fires.group(2).upper(), cols,
                                           fires.group(4), body)

@@ -188,6 +188,7 @@ def test_session_start_caches_a_python_with_the_dependencies(tmp_path):
     if mcp_server.exists():
         proc = subprocess.Popen(["/bin/bash", str(ROOT / "bin/memhooks-mcp")], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(init)
             proc.stdin.flush()

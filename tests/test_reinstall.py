@@ -123,7 +123,9 @@ def launcher_header(world) -> dict:
     from memhooks.setup.launcher import read_header
 
     (path,) = world["data"].glob("memhooks-launch-*.py")
-    return read_header(str(path))
+    header = read_header(str(path))
+    assert header is not None, path
+    return header
 
 
 def mcp_answers(world) -> bool:
@@ -134,6 +136,7 @@ def mcp_answers(world) -> bool:
                                   "clientInfo": {"name": "t", "version": "0"}}}) + "\n"
     proc = subprocess.Popen([spec["command"], *spec["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=world["env"], text=True, cwd=world["project"])
+    assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(init)
         proc.stdin.flush()

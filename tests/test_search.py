@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -63,6 +64,7 @@ def add(conn, content: str, title: str | None = None, **kw) -> int:
     fields.update(kw)
     with transaction(conn):
         doc_id, _ = upsert_document(conn, provenance="capture", content=content, title=title, **fields)
+    assert doc_id is not None
     return doc_id
 
 
@@ -115,6 +117,7 @@ def test_citation_formats(captured):
     assert "example.org/docs/guide" in web[0]["url"]
     (ws_id,) = captured.execute("SELECT id FROM documents WHERE source_tool = 'websearch'").fetchone()
     ws = search.get_document(captured, ws_id)
+    assert ws is not None
     assert ws["citation"].startswith('[web: search "') and ws["url"] is None
 
 
@@ -168,7 +171,8 @@ def test_limit_is_honoured_and_clamped(conn):
     assert len(search.search_documents(conn, "common", limit=5)) == 5
     assert len(search.search_documents(conn, "common", limit=0)) == 1
     assert len(search.search_documents(conn, "common", limit=10_000)) == 30
-    assert len(search.search_documents(conn, "common", limit="x")) == 10
+    not_a_number: Any = "x"  # what a careless caller sends
+    assert len(search.search_documents(conn, "common", limit=not_a_number)) == 10
 
 
 # ----------------------------------------------------------------------------- hostile queries
@@ -281,6 +285,7 @@ def test_search_and_get_bump_access_counts(conn):
     assert access(conn, c) == (0, None)
     assert all(x["access_count"] == 1 for x in r)
     doc = search.get_document(conn, a, now=1_700_000_100)
+    assert doc is not None
     assert doc["access_count"] == 2 and access(conn, a) == (2, 1_700_000_100)
     search.search_documents(conn, "gizmo", touch=False)
     assert access(conn, a)[0] == 2
@@ -294,12 +299,15 @@ def test_get_document_full_and_truncated(conn):
     text = "line of text\n" * 3000  # 39,000 characters
     doc_id = add(conn, text, title="long", url="https://e/long", source="https://e/long")
     full = search.get_document(conn, doc_id, max_chars=0)
+    assert full is not None
     assert full["content"] == text.strip("\n") or full["content"].startswith("line of text")
     assert full["truncated"] is False and full["note"] is None
     cut = search.get_document(conn, doc_id)
+    assert cut is not None
     assert len(cut["content"]) == 20_000 and cut["truncated"] is True
     assert "20,000" in cut["note"] and f"{cut['total_chars']:,}" in cut["note"]
     small = search.get_document(conn, str(doc_id), max_chars=50)
+    assert small is not None
     assert len(small["content"]) == 50
     md = render.document_markdown(small)
     assert render.BEGIN_HEAD in md and render.END_HEAD in md and small["note"] in md

@@ -37,6 +37,7 @@ def add_doc(conn, library_id: str, topic: str, content: str, max_bytes: int | No
         did, _ = upsert_document(conn, provenance="capture", project="/p", source=library_id, source_tool="context7",
                                  content=content, library_id=library_id, topic=topic, tool="query-docs",
                                  max_bytes=max_bytes)
+        assert did is not None
         upsert_tier2(conn, provenance="capture", library_id=library_id, topic=topic, document_id=did, origin="capture",
                      ttl_s=4 * 3600)
     return did
@@ -134,7 +135,9 @@ def test_large_documents_never_serve_what_the_whole_cut_would_not(tmp_path, caps
             big += len(text.encode()) > docwindows.WHOLE_DOC_BYTES
             add_doc(conn, lib["library_id"], lib["topic"], text)
             pieces = list(enumerate(cv.snippets(text)))
-            ignore = set(cv.words(serve.split_id(lib["library_id"])[0]))
+            split = serve.split_id(lib["library_id"])
+            assert split is not None, lib["library_id"]
+            ignore = set(cv.words(split[0]))
             for q in lib["queries"]:  # what answer_docs decides, on the whole cut
                 stems_ = cv.query_stems(q["query"], ignore)
                 probes = cv.probes(stems_)  # (a snippet without any cannot count: same answer, faster)

@@ -23,7 +23,7 @@ PAYLOAD = {"session_id": "s-paths", "transcript_path": "/tmp/t.jsonl", "tool_use
            "tool_response": [{"type": "text", "text": "### useEffect cleanup\n\nReturn a cleanup function."}]}
 
 # (shim, arguments, stdin): each hook and each bin shim
-SHIMS = [
+SHIMS: list[tuple[str, tuple[str, ...], dict | str | None]] = [
     ("hooks/session-start", (), {"hook_event_name": "SessionStart", "source": "startup"}),
     ("hooks/post-tool-use", (), {**PAYLOAD, "hook_event_name": "PostToolUse"}),
     ("hooks/pre-tool-use", (), {**{k: v for k, v in PAYLOAD.items() if k != "tool_response"},

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,7 @@ def _json(*args, ok=(0,)):
 
 
 def _limits(**kw) -> Limits:
-    base = {"pages": 200, "page_bytes": 4 * MIB, "total_bytes": 64 * MIB, "budget_s": 60.0,
+    base: dict[str, Any] = {"pages": 200, "page_bytes": 4 * MIB, "total_bytes": 64 * MIB, "budget_s": 60.0,
             "timeout_s": 20.0}
     base.update(kw)
     return Limits(**base)
@@ -195,8 +196,8 @@ def test_a_redirect_off_site_is_never_followed(conn):
         run = sources_mod.add(conn, site.url("/llms.txt"), limits=_limits())
         by_url = {v.url: v for v in run.visits}
         assert by_url[site.url("/away.md")].outcome == "failed"
-        assert "off-site" in by_url[site.url("/away.md")].reason
-        assert "not http(s)" in by_url[site.url("/scheme.md")].reason
+        assert "off-site" in (by_url[site.url("/away.md")].reason or "")
+        assert "not http(s)" in (by_url[site.url("/scheme.md")].reason or "")
         assert by_url[site.url("/hop1.md")].outcome == "new"
         assert other.requests == {}
         # the root itself redirecting away: nothing is added
@@ -265,10 +266,10 @@ def test_a_drip_fed_page_is_stopped_by_the_time_budget_and_a_hanging_one_by_the_
         site.page("/llms.txt", "# Slow\n\n## Docs\n- [Hang](/hang.md)\n- [Slow](/slow.md)\n- [Late](/late.md)\n")
         run = sources_mod.add(conn, site.url("/llms.txt"), limits=_limits(budget_s=3.0, timeout_s=1.0))
         by_url = {v.url: v for v in run.visits}
-        assert by_url[site.url("/hang.md")].reason.startswith("timed out")
+        assert (by_url[site.url("/hang.md")].reason or "").startswith("timed out")
         slow = by_url[site.url("/slow.md")]
         assert slow.outcome == "failed" and slow.downloaded > 0
-        assert slow.reason.startswith("timed out")  # the timeout (1 s) came before the budget
+        assert (slow.reason or "").startswith("timed out")  # the timeout (1 s) came before the budget
         # a budget shorter than the timeout: the budget stops the drip
         with pytest.raises(sources_mod.SourceError, match="time budget"):
             sources_mod.add(conn, site.url("/slow.md"), limits=_limits(budget_s=1.5, timeout_s=30.0))
@@ -368,6 +369,7 @@ def _per_mib(fn, text) -> float:
         fn(text)
         took = time.perf_counter() - start
         best = took if best is None else min(best, took)
+    assert best is not None
     return best / (len(text) / MIB)
 
 

@@ -645,16 +645,16 @@ def test_tool_matcher_and_routing_agree_on_thousands_of_generated_names():
     seps = ["-", "_", "__", "--", ""]
     tools = ["query-docs", "resolve-library-id", "get-library-docs", "web_search_exa",
              "crawling_exa", "search", "fetch", "read_file", "x_exa", "_exa", "exa", "", "a.b"]
-    names = set()
-    while len(names) < 3000:
+    drawn: set[str] = set()
+    while len(drawn) < 3000:
         server = rng.choice(words)
         for _ in range(rng.randint(0, 3)):
             server += rng.choice(seps) + rng.choice(words)
         if rng.random() < 0.3:
             plugin = rng.choice(["context7", "exa", "memhooks", "hexagon", "my-plugin"])
             server = f"plugin_{plugin}_{server}"
-        names.add(f"{rng.choice(['mcp__', 'mcp__', 'mcp_', ''])}{server}__{rng.choice(tools)}")
-    names = sorted(names)
+        drawn.add(f"{rng.choice(['mcp__', 'mcp__', 'mcp_', ''])}{server}__{rng.choice(tools)}")
+    names = sorted(drawn)
     got = _node_matches(TOOL_MATCHER, names)
     differ = [(n, g) for n, g in zip(names, got, strict=True) if g != is_captured(n)]
     # The one known difference: a plugin whose own name has the word context7/exa bundling a

@@ -230,7 +230,7 @@ PACKAGE_JSON = {
 
 
 def _package_lock() -> dict:
-    pkgs = {
+    pkgs: dict[str, dict[str, Any]] = {
         "": {"name": "e2e-app", "version": "1.0.0", "dependencies": PACKAGE_JSON["dependencies"]},
         "node_modules/react": {"version": "18.3.1", "license": "MIT",
                                "dependencies": {"loose-envify": "^1.1.0"}},
@@ -315,7 +315,7 @@ class SessionResult:
         pat = re.compile(
             r"Hooks: (\w+):(\S*) (\[.*?\])(?: \(plugin [^)]*\))? finished with status (-?\d+) \((\d+)ms\)"
         )
-        runs = []
+        runs: list[dict] = []
         try:
             text = self.debug_file.read_text(errors="replace")
         except OSError:

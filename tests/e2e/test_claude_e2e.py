@@ -413,10 +413,10 @@ def test_harness_selftest_throwaway_plugin(claude_bin: Path, tmp_path: Path) -> 
     assert r.any_request_contains("SessionStart hook additional context: selftest"), r.describe()
     for tid in (ID_RESOLVE, ID_DOCS, ID_FETCH, ID_EXA, ID_WEBSEARCH):
         assert r.tool_result_text(tid), f"{tid}: {r.describe()}"
-    assert WEB_SEARCH_RESULTS[0][1] in r.tool_result_text(ID_WEBSEARCH)
-    assert "flux capacitor" in r.tool_result_text(ID_FETCH)
-    assert DOCS_PHRASE in r.tool_result_text(ID_DOCS)
-    assert EXA_PHRASE in r.tool_result_text(ID_EXA)
+    assert WEB_SEARCH_RESULTS[0][1] in (r.tool_result_text(ID_WEBSEARCH) or "")
+    assert "flux capacitor" in (r.tool_result_text(ID_FETCH) or "")
+    assert DOCS_PHRASE in (r.tool_result_text(ID_DOCS) or "")
+    assert EXA_PHRASE in (r.tool_result_text(ID_EXA) or "")
     search = r.tool_result_text(ID_SEARCH) or ""
     assert FAKE_BEGIN in search and DOCS_PHRASE in search, r.describe()
     assert len(r.payloads("PostToolUse")) == 6, r.describe()

@@ -33,8 +33,8 @@ class OneLineErrors(click.Group):
 
     def main(self, *args, **kwargs):
         try:
-            kwargs.pop("standalone_mode", None)
-            return super().main(*args, standalone_mode=False, **kwargs)
+            kwargs["standalone_mode"] = False
+            return super().main(*args, **kwargs)
         except click.exceptions.Abort:
             click.echo("memhooks: aborted", err=True)
             sys.exit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import closing, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 
 import click
 
@@ -60,7 +60,8 @@ def warm_cmd(directory, budget, top_n, direct_only, as_json):
     if why := blocked(db_path(), project):
         click.echo(f"memhooks: not warming {project}: {why}", err=True)
         return
-    shown = nullcontext({}) if as_json else _render.warm_progress(project)
+    shown: AbstractContextManager[dict] = (
+        nullcontext({}) if as_json else _render.warm_progress(project))
     with closing(open_store()) as conn, shown as callbacks:
         result = warm(conn, project, budget_s=budget, top_n=top_n, retry_unreachable=True,
                       direct_only=direct_only, **callbacks)
