@@ -440,6 +440,17 @@ def m015_fts_merge_sooner(db):
     db.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 2)")
 
 
+@migration
+def m016_fts_merge_in_upkeep(db):
+    """An automerge rewrites a whole level inside the ingest's transaction (64 pages times
+    the levels, every 64 pages written): under a small size cap its WAL alone passed a
+    tenth of the cap. Writes merge nothing now; the detached ingester's upkeep merges the
+    levels that hold two segments (`usermerge` 2, what automerge 2 did) in short steps, a
+    checkpoint after each (memhooks.store.vacuum.merge_fts)."""
+    db.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0)")
+    db.execute("INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 2)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
     raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "
