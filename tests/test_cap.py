@@ -103,3 +103,23 @@ ingester.main(["--background"])
     names = {f["name"]: f["bytes"] for f in stats["db"]["files"]}
     assert names["left-behind.bin"] >= 300_000
     assert stats["db"]["store_bytes"] == sum(names.values())
+
+
+def test_under_a_small_cap_the_wal_is_checkpointed_early_and_writes_merge_no_level(tmp_path, monkeypatch):
+    """A store connection under a 6 MB cap checkpoints at 16 pages and cuts the WAL back to
+    256 KiB (a large cap keeps SQLite's defaults); the full-text index is written with
+    FTS5's automerge off, its levels of two merged by the upkeep (usermerge 2)."""
+    from memhooks.store.connect import closing, connect
+
+    db = str(tmp_path / "data" / "memhooks.db")
+    monkeypatch.setenv("MEMHOOKS_MAX_SIZE", "6MB")
+    with closing(connect(db)) as conn:
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 16
+        assert conn.execute("PRAGMA main.journal_size_limit").fetchone()[0] == 256 * 1024
+        assert conn.execute("PRAGMA journal.journal_size_limit").fetchone()[0] == 256 * 1024
+        config = dict(conn.execute("SELECT k, v FROM documents_fts_config").fetchall())
+        assert config["automerge"] == 0 and config["usermerge"] == 2
+    monkeypatch.setenv("MEMHOOKS_MAX_SIZE", "1GiB")
+    with closing(connect(db)) as conn:
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert conn.execute("PRAGMA main.journal_size_limit").fetchone()[0] == 4 * 1024 * 1024

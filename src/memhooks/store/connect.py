@@ -17,11 +17,10 @@ replaced (see memhooks.store.health): the projections are rebuilt from the journ
 import os
 import sqlite3
 
-from memhooks.config import db_path, journal_path
+from memhooks.config import db_path, journal_path, max_store_bytes
 from memhooks.store import health
-from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
-from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import (
+    bound_wal,
     ensure_journal_schema,
     ensure_wal,
     fresh_file,
@@ -29,6 +28,8 @@ from memhooks.store.sqlite_file import (
     prepare_file,
     tune,
 )
+from memhooks.store.sqlite_file import closing as closing  # the store's users close with it
+from memhooks.store.sqlite_file import connect_reader as connect_reader  # the hot paths' read
 from memhooks.store.sqlite_file import is_current as is_current
 from memhooks.store.sqlite_file import transaction as transaction  # and write with it
 
@@ -77,6 +78,7 @@ def _connect(path: str, migrate: bool) -> sqlite3.Connection:
         # zeroed, not left in free pages.
         conn.execute("PRAGMA journal.secure_delete = ON")
         ensure_journal_schema(conn, "journal")
+        bound_wal(conn, max_store_bytes())
         if migrate:
             apply_migrations(conn)
     except BaseException:

@@ -536,6 +536,18 @@ def m017_section_vectors(db):
         db.execute(sql)
 
 
+@migration
+def m018_fts_merge_in_upkeep(db):
+    """An automerge rewrites a whole level inside the ingest's transaction (64 pages times
+    the levels, every 64 pages written): under a small size cap its WAL alone passed a
+    tenth of the cap. Writes merge nothing now; the detached ingester's upkeep merges the
+    levels that hold two segments (`usermerge` 2, what automerge 2 did) in short steps, a
+    checkpoint after each (memhooks.store.vacuum.merge_fts)."""
+    for table in ("documents_fts", "sections_fts"):  # fixed names
+        db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', 0)")
+        db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('usermerge', 2)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
     raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "

@@ -69,11 +69,14 @@ from memhooks.store.vacuum import (
 from memhooks.termtext import human_bytes
 
 TARGET = 0.9  # of the cap: a prune leaves room, so the next captures do not prune at once
+# of the cap: the upkeep evicts from here, so what an ingest adds and what the eviction's own
+# steps hold for a moment (WAL pages, pages not yet given back) stay within a tenth over it
+START = 0.95
 CURRENT_DAYS = 30
 PROTECT_DAYS = 7  # a document read this recently goes only once every colder one is gone
 MAX_ROUNDS = 12
 UNMET_NAME = "cap-unmet"
-DELETE_SHARE = 0.03  # of the cap: content deleted per transaction (a checkpoint after each)
+DELETE_SHARE = 0.01  # of the cap: content deleted per transaction (a checkpoint after each)
 MIN_DELETE_BYTES = 64 * 1024
 
 
@@ -247,8 +250,10 @@ def _say_unmet(db: str, reason: str | None, size: int, cap: int, now: float) -> 
 
 
 def prune(conn, db: str, *, older_than_s: float | None = None, max_bytes: int | None = None,
-          dry_run: bool = False, project: str | None = None, now: float | None = None) -> PruneReport:
-    """Evict what `--older-than` and `--max-size` ask for (module docstring). The caller holds
+          dry_run: bool = False, project: str | None = None, now: float | None = None,
+          start_at: int | None = None) -> PruneReport:
+    """Evict what `--older-than` and `--max-size` ask for (module docstring): down to TARGET
+    of `max_bytes` once the store is over `start_at` (default: `max_bytes`). The caller holds
     the ingest lock. A dry run changes nothing and estimates what would go."""
     now = time.time() if now is None else now
     report = PruneReport(dry_run=dry_run, cap=max_bytes)
@@ -279,7 +284,8 @@ def prune(conn, db: str, *, older_than_s: float | None = None, max_bytes: int | 
                                              (cutoff,)).rowcount
             release(conn, pages=pages)
     if max_bytes is not None:
-        _to_size(conn, db, max_bytes, projects, report, dry_run, now)
+        _to_size(conn, db, max_bytes, projects, report, dry_run, now,
+                 max_bytes if start_at is None else start_at)
     report.after = report.before if dry_run else _measure(conn, db)[0]
     if max_bytes is not None and not dry_run:
         _say_unmet(db, report.unmet if report.after > max_bytes else None, report.after, max_bytes, now)
@@ -302,11 +308,12 @@ def _chunk(cap: int | None) -> int | None:
 
 
 def _to_size(conn, db: str, cap: int, projects: list[str], report: PruneReport,
-             dry_run: bool, now: float) -> None:
-    """Evict down to TARGET of `cap`, round by round (module docstring)."""
+             dry_run: bool, now: float, start_at: int) -> None:
+    """Evict down to TARGET of `cap`, round by round (module docstring), when the store is
+    over `start_at`."""
     target = int(cap * TARGET)
     size = report.before if dry_run else _measure(conn, db)[0]
-    if size <= cap:
+    if size <= start_at:
         return
     pages = step_pages(cap, _page_size(conn))
     ratio = None  # bytes on disk freed per content byte deleted, once a round measured it
@@ -378,13 +385,16 @@ def enforce_cap(conn, db: str, cap: int | None = None) -> PruneReport | None:
     prune to the cap when the store is over it. None when it is under."""
     cap = max_store_bytes() if cap is None else cap
     packs.pack_settled(conn)
-    release(conn, fts=False)  # the rows packed or compacted left free pages
+    # The index levels due for a merge (the store writes with FTS5's automerge off, so an
+    # ingest's transaction never rewrites a level), and the free pages the rows packed or
+    # compacted left: in steps, the WAL truncated after each.
+    release(conn, fts=False, pages=step_pages(cap, _page_size(conn)))
     size, _ = _measure(conn, db)
-    if size <= cap:
+    if size <= cap * START:
         if cap_unmet(db) is not None:
             _say_unmet(db, None, size, cap, time.time())
         return None
-    return prune(conn, db, max_bytes=cap)
+    return prune(conn, db, max_bytes=cap, start_at=int(cap * START))
 
 
 # ----------------------------------------------------------------------------- memhooks prune

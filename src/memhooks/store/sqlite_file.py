@@ -24,7 +24,7 @@ BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can s
 # PRAGMA user_version of an up-to-date store: len(memhooks.store.migrations.MIGRATIONS), which
 # refuses to load when the two differ. A constant here, so a reader that checks the schema
 # does not load the migration list (~18 KB of bytecode) on every lookup.
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 # The same for the journal: len(memhooks.store.journal_migrations.JOURNAL_MIGRATIONS) (a test
 # holds them equal), so the capture hook loads those only for a journal that lacks some.
 JOURNAL_SCHEMA_VERSION = 3
@@ -190,6 +190,20 @@ def fresh_file(conn: sqlite3.Connection, schema: str, *, journal: bool) -> None:
 # (1000 pages, kept at its default) writes it back as it grows, each last close checkpoints
 # and removes it, and a WAL left larger by a burst is cut back to this size when it is reset.
 JOURNAL_SIZE_LIMIT = 4 * 1024 * 1024
+
+
+def bound_wal(conn: sqlite3.Connection, cap: int) -> None:
+    """Under a size cap (the cold paths' connection, memhooks.store.connect): the WAL is
+    checkpointed once it holds about 1% of the cap (SQLite's autocheckpoint, after a commit;
+    at least 16 pages) and cut back to 2% of it when it is reset (at most the size limit),
+    so a run of transactions (an ingest's batches, a prune's steps) never piles up a WAL
+    that takes a tenth of a small cap."""
+    pages = max(16, cap // 100 // STORE_PAGE_SIZE)
+    if pages < 1000:  # SQLite's default: a large cap keeps it
+        conn.execute(f"PRAGMA wal_autocheckpoint = {pages}")
+    limit = min(JOURNAL_SIZE_LIMIT, max(256 * 1024, cap // 50))
+    for schema in ("main", "journal"):
+        conn.execute(f"PRAGMA {schema}.journal_size_limit = {limit}")
 
 
 def tune(conn: sqlite3.Connection, schema: str = "main") -> None:

@@ -135,16 +135,21 @@ def fts_segments(conn) -> int:
     return sum(conn.execute(f"SELECT count(*) FROM {table}_data").fetchone()[0] for table in FTS_TABLES)
 
 
-def merge_fts(conn, pages: int = STEP_PAGES, max_steps: int = 100_000) -> None:
-    """Merge every segment of the documents' full-text index into one, `pages` pages a step
-    (each its own short transaction, a checkpoint after it), so the entries of deleted
-    documents and their tombstones are dropped and their pages freed. FTS5's 'merge' with
-    a negative count takes all segments as one level and merges as few as two, until one
-    is left (what 'optimize' does in one transaction, with a WAL as large as the index)."""
+def merge_fts(conn, pages: int = STEP_PAGES, max_steps: int = 100_000, *, whole: bool = True) -> None:
+    """Merge the segments of the documents' and the sections' full-text indexes, `pages` pages a step (each its
+    own short transaction, a checkpoint after it), so the WAL holds one step at most.
+
+    `whole`: every segment into one, so the entries of deleted documents and their
+    tombstones are dropped and their pages freed (FTS5's 'merge' with a negative count
+    takes all segments as one level and merges as few as two, until one is left: what
+    'optimize' does in one transaction, with a WAL as large as the index). Else the levels
+    that hold two segments or more (the 'usermerge' setting), as FTS5's automerge would have
+    merged them while writing (the store writes with automerge off: see the migrations)."""
+    count = -pages if whole else pages
     for table in FTS_TABLES:  # fixed names
         for _ in range(max_steps):
             before = conn.total_changes
-            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (-pages,))
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (count,))
             if conn.total_changes - before < 2:
                 break
             checkpoint(conn)
@@ -169,15 +174,25 @@ def checkpoint(conn, wait_ms: int = CHECKPOINT_WAIT_MS) -> None:
 
 
 def release(conn, *, fts: bool = True, pages: int = STEP_PAGES) -> None:
-    """Give the pages rows left free back: the FTS merge (`pages` a step), incremental_vacuum,
-    the WALs."""
-    if fts:
-        merge_fts(conn, pages)
+    """Give the pages rows left free back: the FTS merge (`pages` a step; `fts` False: only
+    the levels due, as automerge would), incremental_vacuum (`pages` a step too: each page
+    it moves is written to the WAL), the WALs truncated after each step."""
+    merge_fts(conn, pages, whole=fts)
     for schema in SCHEMAS:
         if incremental_mode(conn, schema):
-            # executescript: Python's execute() steps this pragma once (one page freed)
-            conn.executescript(f"PRAGMA {schema}.incremental_vacuum;")
+            vacuum_pages(conn, schema, pages)
     checkpoint(conn)
+
+
+def vacuum_pages(conn, schema: str, pages: int = STEP_PAGES, max_steps: int = 100_000) -> None:
+    """`PRAGMA incremental_vacuum` `pages` free pages at a time, a checkpoint after each step
+    (all at once, the pages it moves to the file's free slots make a WAL as large as them)."""
+    for _ in range(max_steps):
+        if conn.execute(f"PRAGMA {schema}.freelist_count").fetchone()[0] == 0:
+            return
+        # executescript: Python's execute() steps this pragma once (one page freed)
+        conn.executescript(f"PRAGMA {schema}.incremental_vacuum({int(pages)});")
+        checkpoint(conn)
 
 
 # ----------------------------------------------------------------------------- memhooks vacuum
