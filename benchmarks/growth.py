@@ -286,6 +286,7 @@ def cap_check(args) -> bool:
     from memhooks.config import parse_size
 
     cap = parse_size(args.cap)
+    assert cap is not None, f"not a size: {args.cap!r}"
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "data")
         db = os.path.join(folder, "memhooks.db")

@@ -208,8 +208,8 @@ def main() -> None:
         from memhooks.setup.launcher import launcher_path, render
 
         launcher = launcher_path(PYTHON, data)
-        with open(launcher, "wb") as fh:
-            fh.write(render(PYTHON, os.path.join(ROOT, "src", "memhooks")))
+        with open(launcher, "wb") as out:
+            out.write(render(PYTHON, os.path.join(ROOT, "src", "memhooks")))
         installed = Entries(python=PYTHON, entry=launcher)
         pip_env = dict(base, MEMHOOKS_DB=os.path.join(data, "memhooks.db"), CLAUDE_PROJECT_DIR=project,
                        MEMHOOKS_OFFLINE="1")

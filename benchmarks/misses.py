@@ -145,7 +145,7 @@ def main() -> None:
                                             env=env, cwd=env["CLAUDE_PROJECT_DIR"],
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
         time.sleep(2.0)  # let the workers and the ingester they start get going
-        times = {label: [] for label in rows}
+        times: dict[str, list[float]] = {label: [] for label in rows}
         for _ in range(max(args.rounds, 20)):
             for label, argv in rows.items():
                 times[label].append(run_ms(argv, env))

@@ -89,7 +89,7 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="mh-bench-", dir=shm))
     try:
         repos = build(base)
-        floors = {"python -c pass": [], "python -I -S -c pass": []}
+        floors: dict[str, list[float]] = {"python -c pass": [], "python -I -S -c pass": []}
         for _ in range(20):
             floors["python -c pass"].append(wall([sys.executable, "-c", "pass"]))
             floors["python -I -S -c pass"].append(wall([sys.executable, "-I", "-S", "-c", "pass"]))

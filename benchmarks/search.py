@@ -80,7 +80,7 @@ CODE = [
 def _vocabulary(rng: random.Random, n: int = 20000) -> list[str]:
     syll = ["ka", "lo", "mi", "ne", "ru", "ta", "zo", "pe", "qu", "ix", "an", "or", "el", "st",
             "tr", "ch", "sh", "ver", "con", "pro", "ble", "ment", "tion", "ing", "er", "ize"]
-    words = set()
+    words: set[str] = set()
     while len(words) < n:
         words.add("".join(rng.choice(syll) for _ in range(rng.randint(2, 4))))
     return COMMON + sorted(words)
@@ -215,6 +215,7 @@ def mcp_startup(path: str, runs: int = 5) -> list[float]:
         t = time.perf_counter()
         proc = subprocess.Popen([sys.executable, entry, "mcp"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(init)
         proc.stdin.flush()
         line = proc.stdout.readline()

@@ -111,6 +111,7 @@ def build(path: str, docs: int, seed: int = 7) -> None:
                     did, _ = upsert_document(conn, provenance="capture", project="/p", source=lid, source_tool="context7",
                                              content=context7_doc(rng, words), library_id=lid, topic=topic,
                                              tool="query-docs", now=now - rng.random() * 3600)
+                    assert did is not None
                     upsert_tier2(conn, provenance="capture", library_id=lid, topic=topic, document_id=did, origin="capture",
                                  ttl_s=4 * 3600, now=now - rng.random() * 3600)
                 elif i < n_c7 + n_web:
@@ -132,6 +133,7 @@ def build(path: str, docs: int, seed: int = 7) -> None:
             did, _ = upsert_document(conn, provenance="capture", project="/p", source=lib["library_id"], source_tool="context7",
                                      content=lib["content"], library_id=lib["library_id"],
                                      topic=lib["topic"], tool="query-docs", now=now)
+            assert did is not None
             upsert_tier2(conn, provenance="capture", library_id=lib["library_id"], topic=lib["topic"], document_id=did,
                          origin="capture", ttl_s=4 * 3600, now=now)
     conn.execute("PRAGMA optimize")
@@ -143,7 +145,8 @@ def calls(docs: int) -> tuple[list, list]:
     with open(RELEVANCE, encoding="utf-8") as f:
         rel = json.load(f)
     c7 = "mcp__context7__query-docs"
-    hits, misses = [], []
+    hits: list[tuple[str, dict]] = []
+    misses: list[tuple[str, dict]] = []
     for lib in rel["libraries"]:
         for q in lib["queries"]:
             (hits if q["serve"] else misses).append((c7, {"libraryId": lib["library_id"], "query": q["query"]}))
@@ -217,7 +220,7 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
 
     def pick(pool, served: bool, hot: bool):
         return next(c for c in pool if c[0].endswith("query-docs") and (c[1]["libraryId"] == HOT) == hot
-                    and (serve.decide(conn, *c, "/p") is not None) == served)
+                    and (serve.decide(conn, c[0], c[1], "/p") is not None) == served)
 
     chosen = {"hit": pick(hits, True, False), "miss": pick(misses, False, False),
               f"hit, library with {HOT_DOCS} docs": pick(hits, True, True),
@@ -225,7 +228,7 @@ def process_times(path: str, docs: int, rounds: int) -> dict:
     conn.close()
     out = {}
     for label, (tool, args) in chosen.items():
-        times = {k: [] for k in (*bases, "hook", "shim")}
+        times: dict[str, list[float]] = {k: [] for k in (*bases, "hook", "shim")}
         for r in range(rounds + 3):
             payload = json.dumps({"session_id": f"bench-{label}-{r}", "cwd": "/p", "tool_name": tool,
                                   "tool_input": args, "hook_event_name": "PreToolUse"}).encode()

@@ -87,20 +87,20 @@ def write_monorepo(root: str | os.PathLike, n_deps: int = 2000, *, npm_packages:
         chunk = py_names[s * per_py : (s + 1) * per_py]
         if not chunk:
             break
-        run, dev = chunk[: len(chunk) * 4 // 5], chunk[len(chunk) * 4 // 5 :]
-        half = len(run) // 2
+        runtime, devs = chunk[: len(chunk) * 4 // 5], chunk[len(chunk) * 4 // 5 :]
+        half = len(runtime) // 2
         write(f"services/svc-{s:02d}/pyproject.toml",
               f'[project]\nname = "svc-{s:02d}"\nversion = "0.1.0"\ndependencies = [\n'
-              + "".join(f'    "{n}>={_v(i)}",\n' for i, n in enumerate(run[:half]))
+              + "".join(f'    "{n}>={_v(i)}",\n' for i, n in enumerate(runtime[:half]))
               + '    "py-shared>=1",\n]\n\n[dependency-groups]\ndev = [\n'
-              + "".join(f'    "{n}",\n' for n in dev) + '    "types-requests",\n]\n')
+              + "".join(f'    "{n}",\n' for n in devs) + '    "types-requests",\n]\n')
         write(f"services/svc-{s:02d}/requirements.txt",
-              "# pinned runtime deps\n" + "".join(f"{n}=={_v(i)}\n" for i, n in enumerate(run[half:])))
+              "# pinned runtime deps\n" + "".join(f"{n}=={_v(i)}\n" for i, n in enumerate(runtime[half:])))
         write(f"services/svc-{s:02d}/svc/__init__.py", "")
         uv += ["[[package]]", f'name = "svc-{s:02d}"', 'version = "0.1.0"', 'source = { editable = "services/svc-%02d" }' % s,
-               "dependencies = ["] + [f'    {{ name = "{n.lower().replace("_", "-").replace(".", "-")}" }},' for n in run[:half]] + [
+               "dependencies = ["] + [f'    {{ name = "{n.lower().replace("_", "-").replace(".", "-")}" }},' for n in runtime[:half]] + [
                '    { name = "py-shared" },', "]", "", "[package.dev-dependencies]", "dev = ["] + [
-               f'    {{ name = "{n.lower().replace("_", "-").replace(".", "-")}" }},' for n in dev] + ["]", ""]
+               f'    {{ name = "{n.lower().replace("_", "-").replace(".", "-")}" }},' for n in devs] + ["]", ""]
     for i, n in enumerate(py_names + ["py-shared", "types-requests"]):
         norm = n.lower().replace("_", "-").replace(".", "-")
         uv += ["[[package]]", f'name = "{norm}"', f'version = "{_v(i)}"',

@@ -35,6 +35,8 @@ def _words(rng: random.Random, n: int) -> str:
 def captured_pair(i: int, rng: random.Random, ts: str, doc_words: int = 600) -> list[bytes]:
     tid = f"toolu_synth_{i:08d}"
     kind = i % 3
+    structured: list | dict  # the tool's result as the transcript records it
+    content: list | str  # what the model saw
     if kind == 0:
         name, inp = "mcp__context7__query-docs", {"libraryId": f"/org/lib{i}", "query": "setup"}
         text = f"### Setup of lib{i}\n\nSource: https://docs.invalid/lib{i}\n\n{_words(rng, doc_words)}\n"

@@ -326,6 +326,7 @@ def _locked_by_another_process(path):
         "os.lockf(fd, os.F_LOCK, 0)\n"
         "print('locked', flush=True)\n"
         "time.sleep(60)\n")], stdout=subprocess.PIPE)
+    assert holder.stdout is not None
     try:
         assert holder.stdout.readline() == b"locked\n"
         yield

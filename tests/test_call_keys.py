@@ -85,6 +85,7 @@ def test_webfetch_offset_reading():
     assert webfetch_offset({}) == 0 and webfetch_offset({"offset": None}) == 0
     assert webfetch_offset({"offset": 2000}) == 2000 and webfetch_offset({"offset": 2000.0}) == 2000
     assert webfetch_offset({"offset": "300"}) == 300
+    bad: object
     for bad in (-1, 1.5, True, "x", [], {"a": 1}, "١٢"):
         assert webfetch_offset({"offset": bad}) is None, bad
 
@@ -131,6 +132,7 @@ def test_exa_fetch_urls_read_as_the_server_does():
     assert exa_fetch_urls({"url": "https://a/"}) == ["https://a/"]
     assert exa_fetch_urls({"urls": '["https://a/", "https://b/"]'}) == ["https://a/", "https://b/"]
     assert exa_fetch_urls({"urls": "https://a/"}) == ["https://a/"]  # not JSON: the one URL
+    bad: object
     for bad in ({}, {"urls": []}, {"urls": [1]}, {"urls": [""]}, {"urls": None}, {"urls": ["x"] * 51},
                 {"urls": {"a": 1}}, None):
         assert exa_fetch_urls(bad) is None, bad

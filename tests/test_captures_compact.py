@@ -84,7 +84,7 @@ def _doc(conn, n: int, project: str) -> int:
     doc_id, created = upsert_document(
         conn, provenance="capture", project=project, source="/facebook/react", source_tool="context7",
         content=f"### useState {n}\n\nKeeps state between renders; call it at the top level {n}.")
-    assert created
+    assert created and doc_id is not None
     return doc_id
 
 

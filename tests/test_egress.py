@@ -302,6 +302,7 @@ def _seconds(fn, text) -> float:
         fn(text)
         took = time.perf_counter() - start
         best = took if best is None else min(best, took)
+    assert best is not None
     return best
 
 
@@ -379,6 +380,7 @@ def test_the_topic_goes_in_the_header_only_as_a_checked_line(tmp_path):
     with closing(connect(str(db2))) as conn:
         served = serve.decide(conn, "mcp__context7__query-docs",
                               {"libraryId": "/facebook/react", "query": "effect cleanup function"}, "/p")
+    assert served is not None
     assert 'for the query "effect cleanup"' in served.text.splitlines()[0]
 
 

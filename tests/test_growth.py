@@ -544,6 +544,7 @@ def test_vacuum_of_a_store_another_process_holds_open_is_done_in_place(store):
          f"c = sqlite3.connect({str(store)!r}); c.execute('SELECT count(*) FROM documents').fetchone()\n"
          "print('open', flush=True); sys.stdin.readline()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert holder.stdout is not None
     try:
         assert holder.stdout.readline() == b"open\n"
         from memhooks.store.vacuum import vacuum

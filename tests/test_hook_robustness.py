@@ -154,6 +154,7 @@ def test_a_hook_with_a_closed_stdout_still_exits_zero(store):
                           "cwd": str(store.parent)}).encode()
     proc = subprocess.Popen([str(HOOKS / "session-start")], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
     proc.stdout.close()  # nobody reads the answer
     _, err = proc.communicate(payload, timeout=60)
     assert proc.returncode == 0 and err == b""

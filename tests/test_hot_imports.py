@@ -46,7 +46,7 @@ def _off_path(cmd: str, mods: list[str]) -> list[str]:
                   or any(m == p or m.startswith(p + ".") for p in NOT_ON_PATH[cmd]))
 
 
-def _foreign(modules: list[str], allowed: set[str] = frozenset()) -> list[str]:
+def _foreign(modules: list[str], allowed: frozenset[str] = frozenset()) -> list[str]:
     std = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | {"__main__"}
     return sorted(m for m in modules
                   if m.split(".")[0] not in std and m.split(".")[0] != "memhooks" and m not in allowed)

@@ -40,8 +40,8 @@ def test_versions():
     for v in ("1.2.3", "v0.0.0-20240101000000-abcdef123456", "2.1.0+cu121", "1!2.0", "1.0.0-beta.1+exp.sha",
               "1.13.10-x86_64-linux", "0.1.0"):
         assert valid_version(v), v
-    for v in ("1.0\nSYSTEM", "^1.2", "link:../x", "workspace:*", "1.0 ", "\x1b[31m1", "", "1" * 81, None, 5):
-        assert not valid_version(v), v
+    for bad in ("1.0\nSYSTEM", "^1.2", "link:../x", "workspace:*", "1.0 ", "\x1b[31m1", "", "1" * 81, None, 5):
+        assert not valid_version(bad), bad
 
 
 def test_library_ids():

@@ -60,7 +60,8 @@ def test_bytes_and_text_agree_on_json_escaped_payloads():
 
 
 def test_rates_by_family(capsys):
-    caught, total = Counter(), Counter()
+    caught: Counter[str] = Counter()
+    total: Counter[str] = Counter()
     for family, text, secret in CASES:
         total[family] += 1
         caught[family] += not _leaks(secret, redact_bytes(json.dumps({"t": text}).encode()).decode())

@@ -37,6 +37,7 @@ def add_docs(conn, library_id: str, topic: str, content: str, *, at: float | Non
         doc_id, _ = upsert_document(conn, provenance="capture", project=project, source=library_id, source_tool="context7",
                                     content=content, library_id=library_id, topic=topic,
                                     tool="query-docs", now=at)
+        assert doc_id is not None
         upsert_tier2(conn, provenance="capture", library_id=library_id, topic=topic, document_id=doc_id, origin="capture",
                      ttl_s=4 * 3600, now=at)
     return doc_id

@@ -21,6 +21,7 @@ HOSTILE = '<script>alert("x")</script><img src=https://evil.invalid/x.png>'
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    assert CHROMIUM is not None
     profile = tmp_path / "chromium-profile"
     profile.mkdir(exist_ok=True)
     return subprocess.run(

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+from typing import Any
 
 import pytest
 
@@ -112,7 +113,7 @@ def _data(**daily) -> dict:
           "insisted": 0, "by_tool": [], "by_library": [], "by_day": []}
     tier = {"total": 0, "fresh": 0, "negative": 0, "negative_fresh": 0, "hits": 0, "misses": 0,
             "hit_rate": None}
-    data = {"schema": 1, "generated_at": "2026-01-30T00:00:00Z", "project": None,
+    data: dict[str, Any] = {"schema": 1, "generated_at": "2026-01-30T00:00:00Z", "project": None,
             "db": {"path": "/x/memhooks.db", "file_bytes": 1, "wal_bytes": 0, "total_bytes": 1,
                    "files": [], "store_bytes": 1, "cap_bytes": 1 << 30, "frees_pages": True},
             "documents": {"count": 1, "bytes": 10, "by_source_tool": [

@@ -53,7 +53,8 @@ def on_pty(argv, *, cols: int, rows: int = 24, env: dict | None = None, stdin_tt
         elif proc.poll() is not None:
             break
     os.close(leader)
-    err = b"" if stderr_tty else proc.stderr.read()
+    assert stderr_tty or proc.stderr is not None  # a pipe when not on the terminal
+    err = b"" if stderr_tty or proc.stderr is None else proc.stderr.read()
     proc.wait(timeout=30)
     return out.decode("utf-8", "replace").replace("\r\n", "\n"), err.decode(), proc.returncode
 

@@ -90,7 +90,7 @@ def test_the_family_table_through_the_hook(store):
 
 
 # A query a no-results answer echoes, or prose around a family's form: never a failure.
-_QUERY = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+_QUERY = st.text(st.characters(blacklist_categories=["Cs"]), max_size=200)
 _FORMS = [form for _f, form, _p in FAMILY_TABLE]
 
 

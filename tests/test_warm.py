@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Any
 
 import pytest
 from werkzeug import Response
 
 from conftest import BIN, db_rows, ingest, load_payload, run, run_hook
 
-LIBS = {
+LIBS: dict[str, dict[str, Any]] = {
     "react": {"id": "/facebook/react", "title": "React", "versions": ["v18.3.1", "v19.0.0"]},
     "zod": {"id": "/colinhacks/zod", "title": "Zod", "versions": []},
     "express": {"id": "/expressjs/express", "title": "Express", "versions": ["4.19.2"]},

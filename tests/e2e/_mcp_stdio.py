@@ -59,7 +59,7 @@ def serve(name: str, version: str, tools: list[Tool], handlers: dict[str, Handle
             result = {"tools": tools}
         elif method == "tools/call":
             tool = params.get("name")
-            fn = handlers.get(tool)
+            fn = handlers.get(tool) if isinstance(tool, str) else None
             if fn is None:
                 result = {"content": [{"type": "text", "text": f"Unknown tool: {tool}"}], "isError": True}
             else:

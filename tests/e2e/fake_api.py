@@ -268,8 +268,8 @@ class FakeAnthropic:
                     return
                 if url.path.endswith("/v2/context"):
                     self._record("context7-context", q)
-                    lib = (q.get("libraryId") or "").strip("/")
-                    data = CONTEXT7_CONTEXT_TEXT.format(lib=lib).encode()
+                    lib_id = (q.get("libraryId") or "").strip("/")
+                    data = CONTEXT7_CONTEXT_TEXT.format(lib=lib_id).encode()
                     self.send_response(200)
                     self.send_header("Content-Type", "text/plain; charset=utf-8")
                     self.send_header("Content-Length", str(len(data)))
@@ -343,6 +343,7 @@ class FakeAnthropic:
                     )
                 ]
                 for i, b in enumerate(blocks):
+                    start: dict[str, Any]
                     if b["type"] == "text":
                         start = {"type": "text", "text": ""}
                         deltas = [{"type": "text_delta", "text": b["text"]}]

@@ -146,6 +146,7 @@ def test_served_text_reached_the_model_fenced(sessions) -> None:
     _, _, second = sessions
     for tid in (ID_SAME, ID_PARA):
         block = _result_block(second, tid)
+        assert block is not None, f"{tid}: no tool result"
         text = _text(block)
         # The CLI prefixes the reason with "PreToolUse:<tool> hook error: ".
         assert "[memhooks cache] Answered from the local memhooks cache" in text.splitlines()[0], text[:500]
