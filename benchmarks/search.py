@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
@@ -331,7 +332,7 @@ def relevance(conn, questions: list[dict], by_library: bool, rounds: int = 3) ->
     times: list[float] = []
     for q in questions:
         rel = {page_url(p): g for p, g in q["rel"].items()}
-        kwargs = {"library": SETS[q["library"]][0]} if by_library else {}
+        kwargs: dict[str, Any] = {"library": SETS[q["library"]][0]} if by_library else {}
         results = search_documents(conn, q["q"], 10, **kwargs)
         for _ in range(rounds):
             t = time.perf_counter()
@@ -340,7 +341,7 @@ def relevance(conn, questions: list[dict], by_library: bool, rounds: int = 3) ->
         got = judged(results)
         per.append({**scores(got, rel), "q": q["q"], "intent": q["intent"], "library": q["library"],
                     "got": got})
-    out = {"all": _mean(per), "n": len(per), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
+    out: dict[str, Any] = {"all": _mean(per), "n": len(per), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
            "intent": {}, "library": {}, "questions": per}
     for key in ("intent", "library"):
         for value in sorted({r[key] for r in per}):
@@ -368,7 +369,8 @@ def main_relevance(args) -> int:
     path = args.store or f"/tmp/memhooks-bench/relevance-{args.pages}.db"
     if args.weights:
         from memhooks.store import queries
-        queries.SECTION_WEIGHTS = tuple(float(w) for w in args.weights.split(","))
+        w = [float(x) for x in args.weights.split(",")]
+        queries.SECTION_WEIGHTS = (w[0], w[1], w[2])
     if args.semantic:
         os.environ["MEMHOOKS_SEMANTIC"] = "1"
     real, filler = build_relevance(path, args.pages)

@@ -67,7 +67,8 @@ def pre(store, name: str) -> dict | None:
     return json.loads(out) if out else None
 
 
-def served_text(answer: dict) -> str:
+def served_text(answer: dict | None) -> str:
+    assert answer is not None, "not served"
     out = answer["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
     return out["permissionDecisionReason"]
@@ -139,7 +140,7 @@ def test_hooks_json_carries_the_generated_matchers():
 ])
 def test_a_bad_row_is_named(raw, why):
     row, problem = doc_sources.check(raw)
-    assert row is None and why in problem
+    assert row is None and problem is not None and why in problem
 
 
 def test_glob_is_plain_string_work():

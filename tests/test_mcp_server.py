@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -228,7 +229,7 @@ def test_sdk_import_pauses_the_garbage_collector_only_while_it_runs():
 
 def test_library_argument_and_one_section_through_the_real_client(store, tmp_path):
     """search_documents(library=…) by Context7 ID, by name (tier1), unknown; get_document(section=…)."""
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("search_documents", {"query": "useEffect", "library": "/facebook/react"}),
         ("search_documents", {"query": "useEffect", "library": "react"}),
         ("search_documents", {"query": "useEffect", "library": "/vercel/next.js"}),
@@ -243,8 +244,10 @@ def test_library_argument_and_one_section_through_the_real_client(store, tmp_pat
     assert "from: /facebook/react" in by_name and "/vercel/next.js" not in by_name  # tier1: react
     assert "from: /facebook/react" not in other
     assert not results[3].is_error and "No known library" in unknown
-    section = int(re.search(r"^- section (\d+): ", by_id, re.M).group(1))
-    doc_id = int(re.search(r"\(id (\d+)\)$", by_id, re.M).group(1))
+    m_section = re.search(r"^- section (\d+): ", by_id, re.M)
+    m_doc = re.search(r"\(id (\d+)\)$", by_id, re.M)
+    assert m_section is not None and m_doc is not None, by_id
+    section, doc_id = int(m_section.group(1)), int(m_doc.group(1))
     calls = [("get_document", {"id": doc_id, "section": str(section)}),
              ("get_document", {"id": doc_id}),
              ("get_document", {"id": doc_id, "section": "no-such-anchor"})]

@@ -223,13 +223,16 @@ def test_get_document_returns_one_section(conn):
     doc = add(conn, MD, "Guide", "https://docs.example/guide")
     hit = search.search_documents(conn, "launcher windows")[0]
     part = search.get_document(conn, doc, section=hit["section_id"])
+    assert part is not None
     assert part["content"].startswith("### On Windows") and "launcher" in part["content"]
     assert part["section"] == "Guide > Install > On Windows"
     by_anchor = search.get_document(conn, doc, section="#install-it")
+    assert by_anchor is not None
     assert by_anchor["content"].startswith("## Install") and by_anchor["anchor"] == "install-it"
     assert by_anchor["section_url"] == "https://docs.example/guide#install-it"
     assert search.get_document(conn, doc, section="nowhere") is None
-    assert search.get_document(conn, doc)["content"] == MD
+    whole = search.get_document(conn, doc)
+    assert whole is not None and whole["content"] == MD
 
 
 def test_memhooks_search_library_and_show_section(conn, tmp_path):
@@ -267,6 +270,7 @@ def test_serving_ranks_a_librarys_documents_by_their_best_section(conn):
             doc_id, _ = upsert_document(conn, provenance="capture", project="/p", source="/acme/lib",
                                         source_tool="context7", content=text, library_id="/acme/lib",
                                         topic=topic, tool="query-docs", now=now)
+            assert doc_id is not None
             upsert_tier2(conn, provenance="capture", library_id="/acme/lib", topic=topic,
                          document_id=doc_id, origin="capture", ttl_s=4 * 3600, now=now)
         return doc_id

@@ -1,6 +1,6 @@
 """Assemble the search benchmark's documentation sets from their public repositories.
 
-    python benchmarks/search_corpus/build.py MIRRORS_DIR
+    python benchmarks/search_corpus/build_corpus.py MIRRORS_DIR
 
 MIRRORS_DIR holds bare clones named `owner+name/repo` (simonw/sqlite-utils, simonw/llm,
 pypa/pipx). Each project's `docs/` pages (reStructuredText or MyST markdown) become one
@@ -75,12 +75,12 @@ def rst_to_md(text: str) -> str:
             label = st[4:-1]
             i += 1
             continue
-        over = _underline(line)
+        over = _underline(line) or ""
         if over and i + 2 < len(lines) and lines[i + 1].strip() and _underline(lines[i + 2]) == over:
             style, title, i = "o" + over, lines[i + 1].strip(), i + 3
         elif (line.strip() and not over and i + 1 < len(lines) and _underline(lines[i + 1])
               and len(lines[i + 1].rstrip()) >= len(line.rstrip()) and not line.startswith(" ")):
-            style, title, i = "u" + _underline(lines[i + 1]), line.strip(), i + 2
+            style, title, i = "u" + (_underline(lines[i + 1]) or ""), line.strip(), i + 2
         else:
             out.append(line)
             i += 1
