@@ -18,7 +18,7 @@ from test_plugin_install_e2e import checkout_copy, cli_env, install_from_marketp
 
 pytestmark = pytest.mark.e2e
 claude_bin = harness.claude_bin
-LIMIT = 5 * 1024 * 1024
+LIMIT = 8 * 1024 * 1024  # the checkout is ~6.3 MiB (docs, tests, the search benchmark corpus); the junk below is 8 MiB
 
 
 def folder_bytes(root: Path) -> int:
