@@ -96,6 +96,15 @@ def test_validate_strict_passes_without_warnings(claude_bin: Path, tmp_path: Pat
             assert out.count("❯ ") == 1 and "Found 1 warning" in out, out
             assert r.returncode == 0 and "Validation passed" in out, out
             continue
+        if "refuses a plugin with files in its bin/ folder" in out:
+            # The newest CLI warns that claude.ai's directory takes no bin/ folder; bin/ holds the
+            # lc-cache-* commands Claude Code puts on the agent's PATH, which is what they are
+            # for. That one warning, and no other, is allowed (the plugin still validates).
+            r = claude(claude_bin, cli_env(home), "plugin", "validate", str(target))
+            out = r.stdout + r.stderr
+            assert "Found 1 warning" in out, out
+            assert r.returncode == 0 and "Validation passed" in out, out
+            continue
         assert r.returncode == 0 and "Validation passed" in out and "with warnings" not in out, out
         assert "Advice" not in out, out  # e.g. the README's marketplace install line is there
         if "Provides:" in out:  # newer CLIs list what the plugin provides
