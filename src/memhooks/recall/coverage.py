@@ -31,7 +31,7 @@ def _res() -> list[re.Pattern[str]]:
     return _RES
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
     """Runs of letters and digits (what `[^\\W_]+` finds), without `re`: for short texts."""
     out, cur = [], []
     for ch in text:
@@ -98,7 +98,7 @@ def stem(word: str) -> str:
 def words(text: str) -> list[str]:
     """Lower-case words of `text` (an identifier such as `useEffect` stays one word: its
     parts would let scattered code tokens cover a question they do not answer)."""
-    found = _tokens(text) if len(text) <= 500 else _res()[0].findall(text)
+    found = tokens(text) if len(text) <= 500 else _res()[0].findall(text)
     return [tok.lower() for tok in found if len(tok) <= MAX_WORD_CHARS]
 
 
@@ -115,7 +115,7 @@ def stems(text: str, heads: set[str] | None = None) -> set[str]:
 def query_stems(query: str, ignore: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The content words of a question, stemmed, in order, without duplicates."""
     out: list[str] = []
-    for tok in _tokens(query):
+    for tok in tokens(query):
         low = tok.lower()
         if len(low) < 2 or len(low) > MAX_WORD_CHARS or low in STOP_WORDS or low in ignore:
             continue

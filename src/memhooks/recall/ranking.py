@@ -20,6 +20,7 @@ No user text ever reaches FTS5 as syntax: every term is an FTS5 string (`"` doub
 from __future__ import annotations
 
 from memhooks.recall.coverage import STOP_WORDS
+from memhooks.recall.coverage import tokens as words  # runs of letters and digits
 
 MAX_TERMS = 16
 PREFIX_MIN = 4
@@ -32,20 +33,6 @@ _JOINERS = frozenset("._/-:@$#~+")
 
 def _quoted(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
-
-
-def words(text: str) -> list[str]:
-    """Runs of letters and digits, in order."""
-    out, cur = [], []
-    for ch in text:
-        if ch.isalnum():
-            cur.append(ch)
-        elif cur:
-            out.append("".join(cur))
-            cur = []
-    if cur:
-        out.append("".join(cur))
-    return out
 
 
 def _chunks(text: str) -> list[str]:
