@@ -2,6 +2,7 @@
 cap, redacted, cut to a stub when over the cap, or reduced to metadata for a tool memhooks
 does not capture. memhooks.store.journal writes it."""
 
+from memhooks._jsonlite import loads
 from memhooks.config import MAX_EVENT_BYTES, STUB_HEAD_BYTES
 from memhooks.files import read_capped as _read_capped
 from memhooks.gate import top_level_string
@@ -37,10 +38,8 @@ def tool_name_of(raw: bytes) -> str | None:
     name = top_level_string(raw, b"tool_name", _SCAN_NAME_BYTES)
     if name is not None:
         return name
-    import json  # hot path: only when the byte scan is unsure
-
     try:
-        event = json.loads(raw)
+        event = loads(raw)  # only when the byte scan is unsure
     except (ValueError, RecursionError):
         return None
     value = event.get("tool_name") if isinstance(event, dict) else None
