@@ -27,6 +27,8 @@ EDGES = [
 
 
 def _same(text) -> None:
+    want: tuple[str, str | None]
+    got: tuple[str, str | None]
     try:
         want = ("ok", json.dumps(json.loads(text)))
     except (ValueError, RecursionError):
@@ -62,7 +64,7 @@ def _random_value(rng: random.Random, depth: int = 0):
 
 def _styles(value, rng: random.Random) -> list[str]:
     return [json.dumps(value), json.dumps(value, ensure_ascii=False),
-            json.dumps(value, indent=rng.choice([0, 2, "\t"])),
+            json.dumps(value, indent=rng.choice((0, 2, "\t"))),
             json.dumps(value, separators=(",", ":"), ensure_ascii=False)]
 
 

@@ -191,7 +191,8 @@ def _encoding(b: bytes) -> str:
 def loads(text):
     """json.loads(text) for a str, bytes or bytearray."""
     if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode(_encoding(text), "surrogatepass")
+        data = bytes(text)
+        text = data.decode(_encoding(data), "surrogatepass")
     elif not isinstance(text, str):
         raise TypeError(f"the JSON object must be str, bytes or bytearray, not {type(text).__name__}")
     if text.startswith("\ufeff"):
