@@ -124,7 +124,8 @@ OPTIONAL_SPOTS = {  # module -> the optional distributions it may import inside 
     # needs (json and re ~6 ms, hashlib ~3 ms, the packs ~2 ms, with python -c pass at 17 ms).
     "memhooks.redact": {"re"},  # a rule is compiled only when its triggers are present
     "memhooks.egress": {"re"},  # a text holding ESC, or a large one
-    "memhooks.capture.payload": {"json", "hashlib"},  # a stub, metadata only
+    "memhooks.capture.payload": {"json"},  # a stub
+    "memhooks.capture.tool_calls": {"json", "hashlib"},  # metadata only
     "memhooks.sections": {"json"},  # the sections SQL function: only where documents are written
     "memhooks.store.journal": {"json"},  # spooling an event, draining the spool
     "memhooks.store.health": {"json", "memhooks.store.packs"},  # incidents; a damaged journal's packs

@@ -3,6 +3,7 @@ start the detached ingester, then answer a failed live call from the store when 
 (memhooks.recall.failure triages, memhooks.recall.fallback answers): one JSON object on stdout, or nothing. Exit 0 always."""
 
 from memhooks.capture.hooks import journal, spawn_ingest
+from memhooks.capture.tool_calls import metadata_only, tool_name_of
 from memhooks.config import MAX_EVENT_BYTES, db_path
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import hostile, read_stdin
@@ -17,7 +18,8 @@ def _run() -> int:
     db = db_path()
     if blocked(db, hook_project(raw)):
         return 0  # excluded or paused: nothing journaled
-    journal(db, raw, total, "PostToolUse")
+    tool = tool_name_of(raw)
+    journal(db, raw, total, "PostToolUse", tool, metadata_only(raw, total, "PostToolUse", tool))
     spawn_ingest(db)
     why = hostile(raw, total, MAX_EVENT_BYTES)
     if why:

@@ -8,13 +8,18 @@ when there is work for one besides this event.
 """
 
 import os
+import sqlite3
 import sys
 
-from memhooks.capture.hooks import journal, other_work, spawn_ingest
+from memhooks.capture.hooks import journal, spawn_ingest
 from memhooks.config import ENTRY, MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.entry._boundary import emit, guard
 from memhooks.entry._input import read_stdin
 from memhooks.gate import blocked, hook_project
+from memhooks.store.connect import closing, connect_journal
+from memhooks.store.journal import spool_waiting
+from memhooks.store.queries import has_pending
+from memhooks.store.reads import Taken
 from memhooks.warm.fastpath import fast_output, status_output
 
 NAME = "session-start"
@@ -114,6 +119,19 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
         except ValueError:
             data = {}
     return json.dumps({"systemMessage": notice, **data}, ensure_ascii=False)
+
+
+def other_work(db: str, event_id: int | None) -> bool:
+    """Whether an ingester has anything to do beyond SessionStart events (this one and
+    earlier ones add no answer and wait for the next ingest): other pending events, a reads
+    log to fold, spooled events. A session that answered from tier1 then starts no process."""
+    if event_id is None or Taken(db).pending() or spool_waiting(db):
+        return True
+    try:
+        with closing(connect_journal(db)) as conn:
+            return has_pending(conn, besides=event_id, answers_only=True)
+    except sqlite3.Error:  # when in doubt, ingest
+        return True
 
 
 def _answer(after_warm, said: dict) -> None:
