@@ -24,14 +24,20 @@ def cause(exc: BaseException) -> str:
 def report(name: str, exc: BaseException) -> None:
     """Log what ended a process, once: one line for hostile input or an interruption, the
     (redacted) traceback for anything else. Call it inside the `except` block. Never raises."""
-    from memhooks.log import log_error, log_exception
-
     if isinstance(exc, HOSTILE):
-        log_error(f"{name}: input refused: {cause(exc)}")
+        _log(f"{name}: input refused: {cause(exc)}")
     elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
-        log_error(f"{name}: stopped ({cause(exc)})")
+        _log(f"{name}: stopped ({cause(exc)})")
     else:
-        log_exception(name)
+        _log(name, traceback=True)
+
+
+def _log(text: str, traceback: bool = False) -> None:
+    """One line to memhooks.log (with the traceback being handled, for `traceback`). The log
+    and its redaction load only when there is something to say."""
+    from memhooks import log
+
+    (log.log_exception if traceback else log.log_error)(text)
 
 
 def guard(name: str, fn, *args) -> int:
@@ -62,6 +68,4 @@ def emit(text) -> None:
 
 def refuse(name: str, why: str) -> None:
     """Log one line for outside input a process will not take (too large, not UTF-8, ...)."""
-    from memhooks.log import log_error
-
-    log_error(f"{name}: input refused: {why}")
+    _log(f"{name}: input refused: {why}")
