@@ -17,11 +17,13 @@ from memhooks.store.journal import METADATA_ONLY, append, spool
 
 
 def journal(db: str, raw: bytes, total: int, hook_event_name: str, tool: str | None = None,
-            meta: str | None = None) -> int | None:
+            meta: str | None = None, then=None) -> int | None:
     """Journal one hook payload as read (`total`: its size before the cap); spool it if the
     journal is unusable. Returns the event id (None when spooled). `tool`: the tool call's
     name; `meta`: for a tool memhooks does not capture, the metadata journaled instead of
-    the payload (memhooks.capture.tool_calls)."""
+    the payload (memhooks.capture.tool_calls). `then(conn, event_id)`: a read on the same
+    connection once the event is in (SessionStart asks what else is pending), so the
+    journal is opened once; a SQLite error it meets is its own, never a reason to spool."""
     state: str | None = None
     error: str | None
     if meta is not None:
@@ -43,6 +45,11 @@ def journal(db: str, raw: bytes, total: int, hook_event_name: str, tool: str | N
                 if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
                     raise
                 continue
+            if then is not None:
+                try:
+                    then(conn, event_id)
+                except sqlite3.Error:
+                    pass  # the event is in: what `then` asked stays unanswered
             conn.close()  # the last connection's close checkpoints the WAL and removes it
             return event_id
         return None
