@@ -67,14 +67,11 @@ def main(argv):
         from memhooks.entry.pre_tool_use import main as pre_main
 
         return pre_main(args)
-    elif cmd == "session-start":
-        from memhooks.entry.session_start import main as start_main
+    elif cmd in ("session-start", "session-warm"):
+        from memhooks.entry import session_start
 
-        return start_main(args, after_warm=_team_pull)
-    elif cmd == "session-warm":
-        from memhooks.entry.session_start import warm_main
-
-        return warm_main(args, after_warm=_team_pull)
+        run = session_start.main if cmd == "session-start" else session_start.warm_main
+        return run(args, after_warm=_team_pull)
     elif cmd in ("lc-cache-lookup", "lc-cache-lookup-docs", "lc-cache-write"):
         from memhooks.entry.lc_cache import main as cache_main
 

@@ -18,13 +18,15 @@ from memhooks.store.queries import has_pending
 from memhooks.store.reads import Taken
 
 
-def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
+def _journal(db: str, raw: bytes, total: int, hook_event_name: str, whole: bool = False) -> int | None:
     """Journal one payload; spool it if the journal is unusable. Returns the event id (None
-    when spooled). A call of a tool memhooks does not capture is journaled as metadata only."""
+    when spooled). A call of a tool memhooks does not capture is journaled as metadata only;
+    `whole`: the caller has found the call captured by what it does (a Bash command that is
+    a Context7 CLI lookup), whatever its tool's name says."""
     state: str | None = None
     error: str | None
     tool = tool_name_of(raw) if hook_event_name in TOOL_HOOKS else None
-    meta = metadata_only(raw, total, hook_event_name, tool)
+    meta = None if whole else metadata_only(raw, total, hook_event_name, tool)
     if meta is not None:
         payload, error, state = meta, METADATA_ONLY, "skipped"
     else:
@@ -56,10 +58,11 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | Non
         return None
 
 
-def journal(db: str, raw: bytes, total: int, hook_event_name: str) -> int | None:
+def journal(db: str, raw: bytes, total: int, hook_event_name: str, whole: bool = False) -> int | None:
     """Journal one hook payload as read (`total`: its size before the cap). The event id, or
-    None when it was spooled."""
-    return _journal(db, raw, total, hook_event_name)
+    None when it was spooled. `whole`: journal its content even though its tool's name is
+    not a captured one (see `_journal`)."""
+    return _journal(db, raw, total, hook_event_name, whole)
 
 
 def other_work(db: str, event_id: int | None) -> bool:

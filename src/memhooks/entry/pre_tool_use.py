@@ -1,11 +1,15 @@
 """The PreToolUse hook: answer a repeated docs or page fetch from the store
 (memhooks.recall.serve): one JSON object that denies the call with the served text as the
-reason, or nothing, which lets the call run. Exit 0 always."""
+reason, or nothing, which lets the call run. Exit 0 always.
+
+A Bash call (the matcher lets every one through) is looked at only when its raw payload
+holds the bytes `ctx7`, and answered only when its command is a `ctx7 docs` lookup
+(memhooks.recall.ctx7_cli); any other Bash call exits at the byte check."""
 
 from memhooks._jsonlite import loads
 from memhooks.config import db_path
 from memhooks.entry._boundary import emit, guard, refuse
-from memhooks.entry._input import not_utf8, read_stdin
+from memhooks.entry._input import bash_call, not_utf8, read_stdin
 from memhooks.recall.serve import MAX_STDIN, hook_json, serve_payload
 from memhooks.recall.served import off
 
@@ -17,6 +21,14 @@ def _run() -> int:
         return 0
 
     raw, total = read_stdin(MAX_STDIN)
+    if bash_call(raw):
+        if b"ctx7" not in raw:
+            return 0  # any other Bash command: no parse, no answer
+        from memhooks.recall.ctx7_cli import lookup  # only a Bash call that may run ctx7
+
+        call = lookup(raw) if total <= MAX_STDIN and not not_utf8(raw) else None
+        emit(hook_json(result) if call is not None and (result := call.serve(db_path())) else None)
+        return 0
     why = f"payload of {total} bytes is over the {MAX_STDIN} byte cap" if total > MAX_STDIN else not_utf8(raw)
     if why:
         refuse(NAME, f"{why}: not served, the call runs")

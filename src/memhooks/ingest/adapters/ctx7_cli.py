@@ -164,7 +164,7 @@ def adapt(tool_input: Any, tool_response: Any) -> AdapterResult:
     """A Bash PostToolUse event (already routed) -> Context7 records, or a skip reason."""
     cmd = command_of(tool_input)
     if cmd is None:
-        return AdapterResult(skip_reason="not a ctx7 lookup")
+        return AdapterResult(skip_reason="not a captured tool")  # any other Bash command
     if isinstance(tool_response, dict) and tool_response.get("interrupted") is True:
         return AdapterResult(skip_reason="ctx7: interrupted")
     text = stdout_text(tool_response)
