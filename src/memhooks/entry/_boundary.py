@@ -21,17 +21,22 @@ def cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _log():
+    """memhooks.log, loaded only when there is something to log."""
+    from memhooks import log
+
+    return log
+
+
 def report(name: str, exc: BaseException) -> None:
     """Log what ended a process, once: one line for hostile input or an interruption, the
     (redacted) traceback for anything else. Call it inside the `except` block. Never raises."""
-    from memhooks.log import log_error, log_exception
-
     if isinstance(exc, HOSTILE):
-        log_error(f"{name}: input refused: {cause(exc)}")
+        _log().log_error(f"{name}: input refused: {cause(exc)}")
     elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
-        log_error(f"{name}: stopped ({cause(exc)})")
+        _log().log_error(f"{name}: stopped ({cause(exc)})")
     else:
-        log_exception(name)
+        _log().log_exception(name)
 
 
 def guard(name: str, fn, *args) -> int:
@@ -62,6 +67,4 @@ def emit(text) -> None:
 
 def refuse(name: str, why: str) -> None:
     """Log one line for outside input a process will not take (too large, not UTF-8, ...)."""
-    from memhooks.log import log_error
-
-    log_error(f"{name}: input refused: {why}")
+    _log().log_error(f"{name}: input refused: {why}")

@@ -20,8 +20,10 @@ A `library` lookup is captured (tier1) but not served: `ctx7 docs` is the call t
 from memhooks._jsonlite import loads
 from memhooks.ctx7_command import Ctx7Command, parse
 from memhooks.recall.fallback import fallback_payload
-from memhooks.recall.serve import serve_payload
+from memhooks.recall.serve import hook_json, serve_payload
 from memhooks.recall.served import off
+
+__all__ = ["ANSWERED_AS", "Lookup", "hook_json", "lookup"]  # hook_json: the PreToolUse answer's writer
 
 #: the tool a `ctx7 docs` lookup is answered as
 ANSWERED_AS = "mcp__context7__query-docs"

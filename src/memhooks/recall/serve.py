@@ -31,7 +31,7 @@ import zlib
 from memhooks import doc_sources
 from memhooks._jsonlite import dumps_str, loads_strings
 from memhooks._jsonlite import loads as loads  # the JSON reader of the hook (tests read it here)
-from memhooks.config import project_dir
+from memhooks.config import MAX_SERVE_STDIN, project_dir
 from memhooks.gate import blocked
 from memhooks.names import split_library_id
 from memhooks.recall import coverage as cv
@@ -54,7 +54,7 @@ from memhooks.store.sqlite_file import SCHEMA_VERSION
 from memhooks.toolargs import context7_docs_args
 from memhooks.tools import parse_tool_name, server_has_word
 
-MAX_STDIN = 1024 * 1024
+MAX_STDIN = MAX_SERVE_STDIN
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
 TOP_DOCS = 4               # read after BM25 ranking
 # No `json` or `re` on the decision path: together they are the largest imports of a hook
