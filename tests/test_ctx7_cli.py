@@ -94,10 +94,13 @@ def test_the_docs_command_is_rewritten_with_another_library_id():
         "/facebook/react/v18.3.1", "use it; twice", True, "http://h:1")
     assert shlex.split(new)[cmd.target_at] == "/facebook/react/v18.3.1"
     odd = with_library_id(cmd, "/a/b'; rm -rf ~ #")  # whatever the ID holds, it stays one word
-    assert parse(odd) is None or parse(odd).target == "/a/b'; rm -rf ~ #"
+    reread = parse(odd)
+    assert reread is None or reread.target == "/a/b'; rm -rf ~ #"
     assert shlex.split(odd)[cmd.target_at] == "/a/b'; rm -rf ~ #"
+    library = parse("ctx7 library react")
+    assert library is not None
     with pytest.raises(ValueError):
-        with_library_id(parse("ctx7 library react"), "/x/y")
+        with_library_id(library, "/x/y")
 
 
 # ----------------------------------------------------------------------------- the adapter
