@@ -8,7 +8,9 @@ Rows:
   3. `lc-cache-lookup react`, the console script next to this python (skipped when absent)
   4. `python -I -S …/_entry.py lc-cache-lookup react` (what both should cost)
   5. `hooks/session-start`, lockfiles unchanged
-  6. `hooks/post-tool-use`, a 50 KB query-docs payload (journal + detached ingester spawn)
+  6. `hooks/post-tool-use`, a 50 KB query-docs payload (journal + detached ingester spawn);
+     `hooks/pre-tool-use` and `hooks/post-tool-use` on an unrelated Bash command (`ls`: every
+     Bash call reaches them for the ctx7 CLI; a byte check lets it go)
      (5 and 6 again as Claude Code runs them: hooks.json's command through `sh -c`, and
      the commands `memhooks install` writes, which run its launcher, through `sh -c`)
   7. yellow-research's own `lc-cache-lookup react` (`--yr PATH` to its checkout)
@@ -196,6 +198,18 @@ def main() -> None:
         row("hooks/post-tool-use (50 KB query-docs, journal + spawn)",
                                [os.path.join(ROOT, "hooks", "post-tool-use")], stdin=query_docs_payload(),
                                env=plugin_env, rounds=args.rounds)
+        # Every Bash call now reaches both tool hooks (for `ctx7` lookups): an unrelated one
+        # must cost no more than the interpreter's start and a byte check.
+        ls_call = {"session_id": "bench", "transcript_path": "/tmp/t", "cwd": project, "tool_name": "Bash",
+                   "tool_use_id": "toolu_bench", "tool_input": {"command": "ls -la src", "description": "List"}}
+        bash_pre = json.dumps(dict(ls_call, hook_event_name="PreToolUse"))
+        bash_post = json.dumps(dict(ls_call, hook_event_name="PostToolUse", tool_response={
+            "stdout": "-rw-r--r-- 1 dev dev 1024 Dec  7 20:00 file.py\n" * 200, "stderr": "",
+            "interrupted": False, "isImage": False, "noOutputExpected": False}))
+        row("hooks/pre-tool-use (an unrelated Bash command)", [os.path.join(ROOT, "hooks", "pre-tool-use")],
+            stdin=bash_pre.encode(), env=plugin_env, rounds=args.rounds)
+        row("hooks/post-tool-use (an unrelated Bash command)", [os.path.join(ROOT, "hooks", "post-tool-use")],
+            stdin=bash_post.encode(), env=plugin_env, rounds=args.rounds)
         # The same two hooks the way Claude Code runs them: hooks.json's command through `sh -c`.
         hooks = json.load(open(os.path.join(ROOT, "hooks.json")))["hooks"]
         cc_env = dict(plugin_env, CLAUDE_PLUGIN_ROOT=ROOT)

@@ -73,8 +73,9 @@ def test_hooks_json_matches_what_install_writes():
 MATCHES = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id",
            "mcp__plugin_context7_context7__resolve-library-id", "mcp__plugin_context7_context7__query-docs",
            "mcp__exa__web_search_exa", "mcp__plugin_exa_exa__crawling_exa", "mcp__upstash-context7__query-docs",
-           "mcp__Context7__get-library-docs", "WebFetch", "WebSearch"]
-NON_MATCHES = ["Bash", "Read", "mcp__github__search", "Write", "WebFetcher", "mcp__plugin_memhooks_memhooks__search_documents",
+           "mcp__Context7__get-library-docs", "WebFetch", "WebSearch",
+           "Bash"]  # every Bash call: the hooks take a ctx7 lookup by its command, nothing else
+NON_MATCHES = ["Read", "Bashful", "xBash", "mcp__github__search", "Write", "WebFetcher", "mcp__plugin_memhooks_memhooks__search_documents",
                "mcp__filesystem__read_file"]
 
 

@@ -437,7 +437,7 @@ SERVED_NAMES = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id"
                 "mcp__plugin_exa_exa__crawling_exa", "WebFetch", "mcp__upstash-context7__query-docs",
                 "mcp__context7-mcp__resolve-library-id", "mcp__Exa__crawling_exa",
                 "mcp__plugin_context7_upstash-context7__get-library-docs"]
-NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "Bash", "mcp__context7__other", "WebFetcher",
+NOT_SERVED = ["mcp__exa__web_search_exa", "WebSearch", "Bashx", "mcp__context7__other", "WebFetcher",
               "mcp__exa__web_fetch_exa_x", "mcp__plugin_memhooks_memhooks__search_documents",
               "mcp__exa__query-docs", "mcp__context7__web_fetch_exa", "mcp__docs__query-docs",
               "mcp__context7__query-docs_x", "xmcp__context7__query-docs", "mcp__context7__",
@@ -454,6 +454,17 @@ def test_matcher_and_classify_agree(name):
     assert hooks["PreToolUse"][0]["matcher"] == SERVE_MATCHER
     assert bool(re.search(SERVE_MATCHER, name)) == (name in SERVED_NAMES)
     assert (serve.classify(name) is not None) == (name in SERVED_NAMES)
+
+
+def test_the_serve_matcher_lets_every_bash_call_through_and_classify_none():
+    """Bash reaches PreToolUse (a `ctx7 docs` lookup is served by its command,
+    memhooks.recall.ctx7_cli); by its name alone it is nothing serve answers."""
+    import re
+
+    from memhooks.setup.install import SERVE_MATCHER
+
+    assert re.search(SERVE_MATCHER, "Bash") and not re.search(SERVE_MATCHER, "Bashx")
+    assert serve.classify("Bash") is None
 
 
 def test_a_locked_store_lets_the_call_run_within_the_timeout(store):

@@ -152,6 +152,11 @@ def setting(env: str) -> str | None:
     return str(value)
 
 
+def switched_off(name: str) -> bool:
+    """Whether the on/off setting `name` is off (`0`, `false`, `no`, `off`)."""
+    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
+
+
 def store_exists(db: str | None = None) -> bool:
     """Whether anything was ever stored: the projections file, or a journal a capture hook
     wrote before any ingest. Read commands open (and so create) a store only then."""
@@ -214,6 +219,8 @@ def max_write_bytes() -> int:
 
 
 MAX_EVENT_BYTES = 16 * MiB
+#: the PreToolUse hook's stdin cap: a payload over it is not served (the call runs)
+MAX_SERVE_STDIN = MiB
 STUB_HEAD_BYTES = 64 * 1024
 
 

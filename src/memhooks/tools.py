@@ -72,10 +72,18 @@ def rows_matcher(rows, serving: bool = False) -> str:
                     for server, tools in by_server.items() if tools)
 
 
+# Bash: every call reaches the hooks, which take only a Context7 CLI lookup (`ctx7 library|docs
+# …`, memhooks.ctx7_command) and leave any other command alone, at a byte check first.
+BASH_MATCHER = "^Bash$"
+#: tools whose calls reach the hooks (the matchers let them through) but are taken or left by
+#: what the call does, not by the tool's name (`is_captured` is False for them)
+BY_COMMAND = frozenset({"Bash"})
+
+
 def tool_matcher(rows=doc_sources.BUILTIN) -> str:
-    """The PostToolUse / PostToolUseFailure matcher: the fixed part and the rows'."""
+    """The PostToolUse / PostToolUseFailure matcher: the fixed part, the rows', Bash."""
     extra = rows_matcher(rows)
-    return CORE_TOOL_MATCHER + (f"|{extra}" if extra else "")
+    return CORE_TOOL_MATCHER + (f"|{extra}" if extra else "") + f"|{BASH_MATCHER}"
 
 
 TOOL_MATCHER = tool_matcher()
@@ -90,9 +98,9 @@ CORE_SERVE_MATCHER = (
 
 
 def serve_matcher(rows=doc_sources.BUILTIN) -> str:
-    """The PreToolUse matcher: the fixed part and the rows that may be served."""
+    """The PreToolUse matcher: the fixed part, the rows that may be served, Bash."""
     extra = rows_matcher(rows, serving=True)
-    return CORE_SERVE_MATCHER + (f"|{extra}" if extra else "")
+    return CORE_SERVE_MATCHER + (f"|{extra}" if extra else "") + f"|{BASH_MATCHER}"
 
 
 SERVE_MATCHER = serve_matcher()

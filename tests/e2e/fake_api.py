@@ -80,6 +80,39 @@ CONTEXT7_CONTEXT_TEXT = (
     "### Fake context (/{lib})\n\nSource: https://example.invalid/{lib}\n\n"
     "Served by the e2e fake Context7 HTTP API.\n"
 )
+# A phrase only the fake API's React docs hold (the ctx7 CLI tests look for it).
+CONTEXT7_API_PHRASE = "heron cleanup ledger"
+# The answer of GET /v2/context for a library (`type=json`: the JSON the ctx7 CLI asks for).
+CONTEXT7_CONTEXT_JSON: dict[str, dict[str, Any]] = {
+    "facebook/react": {
+        "codeSnippets": [{
+            "codeTitle": "useEffect cleanup function",
+            "codeDescription": "Return a cleanup function from the Effect: React runs it before the "
+                               "Effect runs again and on unmount, the " + CONTEXT7_API_PHRASE + ".",
+            "codeLanguage": "js", "codeTokens": 60, "codeId": "https://react.dev/reference/react/useEffect",
+            "pageTitle": "useEffect",
+            "codeList": [{"language": "js", "code": "useEffect(() => {\n  const c = connect();\n"
+                                                    "  return () => c.disconnect();\n}, []);"}],
+        }],
+        "infoSnippets": [{"pageId": "https://react.dev/learn/synchronizing-with-effects",
+                          "breadcrumb": "Synchronizing with Effects > Cleanup",
+                          "content": "Every useEffect cleanup undoes what its setup did.", "contentTokens": 12}],
+    },
+}
+
+
+def context7_context_text(lib: str) -> str:
+    """The `type=txt` answer: the API's text form of the JSON answer, else a short page."""
+    ctx = CONTEXT7_CONTEXT_JSON.get(lib)
+    if ctx is None:
+        return CONTEXT7_CONTEXT_TEXT.format(lib=lib)
+    parts = []
+    for snip in ctx["codeSnippets"]:
+        code = "\n".join(f"```{c['language']}\n{c['code']}\n```" for c in snip["codeList"])
+        parts.append(f"### {snip['codeTitle']}\n\nSource: {snip['codeId']}\n\n{snip['codeDescription']}\n\n{code}\n")
+    for snip in ctx["infoSnippets"]:
+        parts.append(f"### {snip['breadcrumb']}\n\nSource: {snip['pageId']}\n\n{snip['content']}\n")
+    return "\n--------------------------------\n\n".join(parts)
 
 
 def _text_of(content: Any) -> str:
@@ -269,7 +302,13 @@ class FakeAnthropic:
                 if url.path.endswith("/v2/context"):
                     self._record("context7-context", q)
                     lib_id = (q.get("libraryId") or "").strip("/")
-                    data = CONTEXT7_CONTEXT_TEXT.format(lib=lib_id).encode()
+                    if q.get("type") == "json":
+                        ctx = CONTEXT7_CONTEXT_JSON.get(lib_id) or {"codeSnippets": [], "infoSnippets": [
+                            {"breadcrumb": lib_id, "content": CONTEXT7_CONTEXT_TEXT.format(lib=lib_id),
+                             "contentTokens": 20}]}
+                        self._send_json(ctx)
+                        return
+                    data = context7_context_text(lib_id).encode()
                     self.send_response(200)
                     self.send_header("Content-Type", "text/plain; charset=utf-8")
                     self.send_header("Content-Length", str(len(data)))

@@ -174,6 +174,44 @@ def install_claude(version: str = CLAUDE_CODE_VERSION) -> Path:
     raise InstallError(f"npm install @anthropic-ai/claude-code@{version} failed (rc={proc.returncode}): {tail}")
 
 
+# The Context7 CLI (npm `ctx7`) the CLI-mode tests run through Bash (one place to bump).
+CTX7_VERSION = "0.5.12"
+
+
+def install_ctx7(version: str = CTX7_VERSION) -> Path:
+    """Install (or reuse) the `ctx7` CLI into the cache folder outside git
+    (`<cache>/ctx7-<version>`) and return its `node_modules/.bin` folder; InstallError if
+    impossible."""
+    folder = cache_dir(f"ctx7-{version}")
+    bin_dir = folder / "node_modules" / ".bin"
+    pkg_json = folder / "node_modules" / "ctx7" / "package.json"
+
+    def installed() -> bool:
+        try:
+            return (bin_dir / "ctx7").exists() and json.loads(pkg_json.read_text())["version"] == version
+        except (OSError, ValueError, KeyError):
+            return False
+
+    if installed():
+        return bin_dir
+    npm = shutil.which("npm")
+    if not npm:
+        raise InstallError("npm is not on PATH")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "package.json").exists():
+        (folder / "package.json").write_text(json.dumps({"name": "memhooks-e2e-ctx7", "private": True}) + "\n")
+    try:
+        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save",
+                               "--fetch-retries=2", f"ctx7@{version}"],
+                              cwd=folder, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired as e:
+        raise InstallError(f"npm install ctx7 timed out: {e}") from e
+    if installed():
+        return bin_dir
+    raise InstallError(f"npm install ctx7@{version} failed (rc={proc.returncode}): "
+                       f"{(proc.stderr or proc.stdout or '')[-1500:]}")
+
+
 # ---------------------------------------------------------------------------
 # network namespace
 

@@ -48,11 +48,12 @@ _MATCHER: re.Pattern[str] | None = None  # compiled on first use
 
 
 def captured_tool(name) -> bool:
-    """Whether a tool is one memhooks captures (the PostToolUse matcher of its hooks)."""
+    """Whether a tool is one memhooks captures (the PostToolUse matcher of its hooks). Bash is
+    not: its hooks take a Context7 CLI lookup by its command, which an import does not read."""
     global _MATCHER
     if _MATCHER is None:
         _MATCHER = re.compile(TOOL_MATCHER)
-    return isinstance(name, str) and _MATCHER.search(name) is not None
+    return isinstance(name, str) and name != "Bash" and _MATCHER.search(name) is not None
 
 
 def transcript_roots(env: Mapping[str, str] | None = None) -> list[str]:

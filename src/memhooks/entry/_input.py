@@ -4,6 +4,7 @@ take whole (standard library only)."""
 import sys
 
 from memhooks.files import read_capped
+from memhooks.gate import top_level_string
 
 # A JSON value nested deeper than this cannot be parsed by the standard library's decoder
 # (its recursion limit); counting brackets is a cheap upper bound on the depth, so only a
@@ -14,6 +15,13 @@ DEEP_BRACKETS = 900
 def read_stdin(cap: int) -> tuple[bytes, int]:
     """Up to `cap` bytes of stdin, the rest drained and counted: (data, total)."""
     return read_capped(sys.stdin.buffer, cap)
+
+
+def bash_call(raw: bytes) -> bool:
+    """Whether a tool hook's payload is a Bash call, by its top-level tool_name (a bounded
+    byte scan, no parse; when the scan cannot tell, by the bytes `"Bash"`)."""
+    name = top_level_string(raw, b"tool_name", 64)
+    return name == "Bash" if name is not None else b'"Bash"' in raw
 
 
 def not_utf8(raw: bytes) -> str | None:

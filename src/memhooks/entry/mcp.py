@@ -268,8 +268,7 @@ def _import_sdk() -> types.SimpleNamespace:
             try:
                 if attempt == "lean" and "mcp" not in sys.modules:
                     _skip_sdk_package_inits()
-                import anyio
-                import anyio.to_thread
+                import anyio.to_thread  # (binds `anyio` too)
                 import mcp_types
                 from mcp.server.lowlevel.server import Server
                 from mcp.server.stdio import stdio_server

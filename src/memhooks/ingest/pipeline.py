@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from memhooks import config
 from memhooks.config import canonical_path, db_path
 from memhooks.ingest.adapters import route
+from memhooks.ingest.adapters.ctx7_cli import command_of as ctx7_command_of
 from memhooks.ingest.records import AdapterResult
 from memhooks.log import log_exception
 from memhooks.redact import redact_text
@@ -110,7 +111,8 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
         parsed.state, parsed.error = "failed", "payload has no hook_event_name"
         return parsed
     if name in ("PostToolUse", "PostToolUseFailure") and not event.get("memhooks_metadata_only"):
-        if not is_captured(cols["tool_name"]):
+        bash_lookup = cols["tool_name"] == "Bash" and ctx7_command_of(event.get("tool_input")) is not None
+        if not is_captured(cols["tool_name"]) and not bash_lookup:
             # The hook's own rule: a tool memhooks does not capture keeps metadata only,
             # even when it was journaled whole (an older hook, a replayed file).
             parsed.state, parsed.error = "skipped", "not a captured tool (metadata only)"

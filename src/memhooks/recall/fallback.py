@@ -108,9 +108,13 @@ def _json(value, depth: int = 0) -> str:
     return "null"
 
 
-def replacement(kind: str, tool_response, text: str):
+def replacement(kind: str, tool_response, text: str, bash: bool = False):
     """The new tool output in the original's shape: content blocks (or a string) for an MCP
-    tool, WebFetch's object with `result` replaced."""
+    tool, WebFetch's object with `result` replaced, Bash's object with `stdout` replaced."""
+    if bash:
+        out = dict(tool_response) if isinstance(tool_response, dict) else {}
+        out["stdout"], out["stderr"] = text, ""
+        return out
     if kind == "webfetch":
         out = dict(tool_response) if isinstance(tool_response, dict) else {}
         out["result"] = text
@@ -127,11 +131,19 @@ def hook_json(event: str, field: str, value) -> str:
 
 # ----------------------------------------------------------------------------- the hook
 
-def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | None:
+def fallback_payload(payload: dict, db: str, now: float | None = None,
+                     call: tuple[str, dict] | None = None) -> str | None:
     """The hook's stdout (one JSON object) for one PostToolUse / PostToolUseFailure payload,
-    or None. Records the fallback it gives."""
+    or None. Records the fallback it gives. `call`: the (tool name, arguments) a Bash
+    command is answered as (a `ctx7 docs` lookup as Context7's query-docs,
+    memhooks.recall.ctx7_cli): its result is the command's stdout, and a replacement keeps
+    the Bash result's shape."""
     now = time.time() if now is None else now
-    event, tool_name = payload.get("hook_event_name"), payload.get("tool_name")
+    event, own_name = payload.get("hook_event_name"), payload.get("tool_name")
+    tool_name, tool_input = call if call is not None else (own_name, payload.get("tool_input"))
+    response = payload.get("tool_response")
+    bash = call is not None and own_name == "Bash"
+    looked = response.get("stdout") if bash and isinstance(response, dict) else response  # what it printed
     kind = kind_of(tool_name)
     if kind is None or event not in ("PostToolUse", "PostToolUseFailure"):
         return None
@@ -142,8 +154,8 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
         error = payload.get("error")
         reason, live = "tool error", error if isinstance(error, str) else ""
     else:
-        reason = live_error(kind, payload.get("tool_response"))
-        live = response_text(payload.get("tool_response"))
+        reason = live_error(kind, looked)
+        live = response_text(looked)
     if reason is None or not os.path.isfile(db):
         return None
     if classify(tool_name, switches=False) != kind:
@@ -155,19 +167,19 @@ def fallback_payload(payload: dict, db: str, now: float | None = None) -> str | 
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             return None  # new or behind the migrations (never migrated here)
-        served = decide(conn, tool_name, payload.get("tool_input"), project, now, deadline, max_age())
+        served = decide(conn, tool_name, tool_input, project, now, deadline, max_age())
         if served is None or time.monotonic() > deadline:
             return None
         version = cli_version.detect(payload)
-        field = cli_version.output_field(event, kind != "webfetch", version)
+        field = cli_version.output_field(event, kind != "webfetch" and not bash, version)
         limit = served.max_chars if field != cli_version.CONTEXT else min(served.max_chars, CONTEXT_MAX_CHARS)
         text = fallback_text(served, reason, live, now, limit)
-        value = text if field == cli_version.CONTEXT else replacement(kind, payload.get("tool_response"), text)
+        value = text if field == cli_version.CONTEXT else replacement(kind, response, text, bash)
         out = hook_json(event, field, value)
         install(conn, deadline)  # the write stops at the budget too
         with transaction(conn):
             tool = served.kind if kind == "declared" else kind  # a docs source by its name
-            fallback_log.record(conn, tool=tool, tool_name=tool_name, project=project,
+            fallback_log.record(conn, tool=tool, tool_name=own_name, project=project,
                                 session_id=session, library_id=served.library_id, reason=reason,
                                 field=field, cli_version=version, document_ids=served.doc_ids,
                                 served_bytes=len(text.encode("utf-8", "replace")),

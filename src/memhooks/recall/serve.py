@@ -31,7 +31,7 @@ import zlib
 from memhooks import doc_sources
 from memhooks._jsonlite import dumps_str, loads_strings
 from memhooks._jsonlite import loads as loads  # the JSON reader of the hook (tests read it here)
-from memhooks.config import project_dir
+from memhooks.config import MAX_SERVE_STDIN, project_dir
 from memhooks.gate import blocked
 from memhooks.names import split_library_id
 from memhooks.recall import coverage as cv
@@ -54,7 +54,7 @@ from memhooks.store.sqlite_file import SCHEMA_VERSION
 from memhooks.toolargs import context7_docs_args
 from memhooks.tools import parse_tool_name, server_has_word
 
-MAX_STDIN = 1024 * 1024
+MAX_STDIN = MAX_SERVE_STDIN
 MAX_CANDIDATE_DOCS = 200   # newest library documents considered
 TOP_DOCS = 4               # read after BM25 ranking
 # No `json` or `re` on the decision path: together they are the largest imports of a hook
@@ -265,18 +265,23 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
     return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
 
 
-def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | None:
-    """The hook's stdout object for one PreToolUse payload, or None. Records what it serves."""
+def serve_payload(payload: dict, db: str, now: float | None = None,
+                  call: tuple[str, dict] | None = None) -> dict | None:
+    """The hook's stdout object for one PreToolUse payload, or None. Records what it serves.
+    `call`: the (tool name, arguments) the payload's call is answered as (a `ctx7 docs`
+    Bash command as Context7's query-docs, memhooks.recall.ctx7_cli); the "agent insists"
+    key and the log keep the payload's own call."""
     now = time.time() if now is None else now
-    tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    own_name, own_input = payload.get("tool_name"), payload.get("tool_input")
+    tool_name, tool_input = call if call is not None else (own_name, own_input)
     kind = classify(tool_name)
-    if kind is None or not isinstance(tool_name, str) or not os.path.isfile(db):
+    if kind is None or not isinstance(tool_name, str) or not isinstance(own_name, str) or not os.path.isfile(db):
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
     if blocked(db, project):
         return None  # excluded or paused: serve nothing
-    key = call_key(tool_name, tool_input, session)
+    key = call_key(own_name, own_input, session)
     deadline = budget_deadline()
     conn = connect_guarded(db, deadline)
     try:
@@ -286,7 +291,7 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
             with transaction(conn):
                 serve_log.record(conn, outcome="insisted", call_key=key, tool=kind,
-                                 tool_name=tool_name, project=project, session_id=session, now=now)
+                                 tool_name=own_name, project=project, session_id=session, now=now)
             return None
         served = decide(conn, tool_name, tool_input, project, now, deadline)
         if served is None or time.monotonic() > deadline:
@@ -296,7 +301,7 @@ def serve_payload(payload: dict, db: str, now: float | None = None) -> dict | No
         note_documents(db, content_hashes(conn, served.doc_ids), project, now)
         with transaction(conn):
             serve_log.record(conn, outcome="served", call_key=key, tool=served.kind,
-                             tool_name=tool_name, project=project, session_id=session,
+                             tool_name=own_name, project=project, session_id=session,
                              library_id=served.library_id, document_ids=served.doc_ids,
                              served_bytes=len(served.text.encode("utf-8", "replace")),
                              live_bytes=served.live_bytes, now=now)

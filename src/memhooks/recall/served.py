@@ -8,7 +8,7 @@ is always fenced (memhooks.egress); values in a header line pass `q` (their chec
 form, quoted).
 """
 
-from memhooks.config import number, setting
+from memhooks.config import number, switched_off
 from memhooks.egress import REFERENCE_NOTE, clean, fence, quote
 
 
@@ -18,7 +18,7 @@ def num(name: str, default: float) -> float:
 
 
 def off(name: str) -> bool:
-    return (setting(name) or "").strip().lower() in ("0", "false", "no", "off")
+    return switched_off(name)
 
 
 def s(value, limit: int = 2000) -> str:

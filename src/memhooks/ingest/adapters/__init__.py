@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memhooks import doc_sources
-from memhooks.ingest.adapters import context7, declared, exa, web
+from memhooks.ingest.adapters import context7, ctx7_cli, declared, exa, web
 from memhooks.ingest.adapters.text import (
     MIN_DOC_CHARS,
     is_persisted_note,
@@ -51,6 +51,8 @@ def _route(event: Any) -> AdapterResult:
     hook = event.get("hook_event_name")
     server, tool = parse_tool_name(event.get("tool_name"))
     kind = classify(server, tool) if tool else None
+    if server is None and tool == "Bash":
+        kind = "ctx7-cli"  # a Context7 CLI lookup, or any other command (skipped, never stored)
 
     def skip(reason: str) -> AdapterResult:
         return AdapterResult(skip_reason=reason, server=server, tool=tool or None)
@@ -67,7 +69,9 @@ def _route(event: Any) -> AdapterResult:
         tool_input = {}
     tool_response = event.get("tool_response")
 
-    if kind == "declared":
+    if kind == "ctx7-cli":
+        result = ctx7_cli.adapt(tool_input, tool_response)
+    elif kind == "declared":
         row = doc_sources.find(server, tool)
         if row is None or server is None:
             return skip("not a captured tool")
@@ -82,7 +86,7 @@ def _route(event: Any) -> AdapterResult:
     result.server = server
     result.tool = tool
     result.source_tool = result.source_tool or (
-        "context7" if kind == "context7" else "exa" if kind == "exa" else tool.lower()
+        "context7" if kind in ("context7", "ctx7-cli") else "exa" if kind == "exa" else tool.lower()
     )
     if result.empty and result.skip_reason is None:
         result.skip_reason = "empty content"
