@@ -169,7 +169,8 @@ def folder_sizes(folder: str) -> dict[str, int]:
 def journal_events(db: str, raw_list) -> None:
     """What the capture hook does with each payload (capture.hooks._journal: metadata for
     a tool not captured, redaction, the size cap, one insert), on one journal connection."""
-    from memhooks.capture.payload import metadata_only, prepare
+    from memhooks.capture.payload import prepare
+    from memhooks.capture.tool_calls import metadata_only
     from memhooks.store.connect import closing, connect_journal
     from memhooks.store.journal import append
 

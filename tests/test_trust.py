@@ -414,7 +414,7 @@ def test_an_uncaptured_tool_is_journaled_as_metadata_only(store):
 
 
 def test_the_byte_scan_finds_the_top_level_tool_name():
-    from memhooks.capture.payload import tool_name_of
+    from memhooks.capture.tool_calls import tool_name_of
 
     assert tool_name_of(b'{"tool_name": "WebFetch", "x": "\\"tool_name\\": \\"Bash\\""}') == "WebFetch"
     nested = b'{"tool_input": {"tool_name": "WebFetch"}, "tool_name": "Bash"}'

@@ -33,7 +33,6 @@ Everything here is linear in its input: no regular expressions, one pass per ste
 """
 
 import os
-import re
 import unicodedata
 
 from memhooks import _confusables as data
@@ -78,11 +77,17 @@ _ESC_PATTERN = ("\x1b(?:\\[[0-?]{0,256}+[ -/]{0,256}+[@-~]?"
 _ESC_RE = None
 
 
+def _re():
+    import re  # only for a text with ESC or a large one: `re` (with enum) is ~7 ms of a hook
+
+    return re
+
+
 def _drop_escapes(s: str) -> str:
     """`s` without its ESC sequences, each removed whole (linear: see _ESC_PATTERN)."""
     global _ESC_RE
     if _ESC_RE is None:
-        _ESC_RE = re.compile(_ESC_PATTERN)
+        _ESC_RE = _re().compile(_ESC_PATTERN)
     return _ESC_RE.sub("", s)
 
 
@@ -154,7 +159,7 @@ def _rule2_pattern():
     to the end of the line. Possessive repetition: linear."""
     if not _RULE2:
         words = "|".join(_FENCE_WORDS)
-        _RULE2.append(re.compile(
+        _RULE2.append(_re().compile(
             f"(?m)^[ \\t]*+(?:-|==|__|~~|\\*\\*)(?:[^\\w\\n]|_)*+(?:{words})(?![^\\W_])[^\\n]*+"))
     return _RULE2[0]
 

@@ -7,26 +7,25 @@ memhooks.entry.session_start.
 
 import sqlite3
 
-from memhooks.capture.payload import metadata_only, prepare, tool_name_of
+from memhooks.capture.payload import prepare
 from memhooks.config import project_dir
 from memhooks.detach import spawn_ingest as _spawn
 from memhooks.log import log_error, log_exception
 from memhooks.store import health
-from memhooks.store.connect import closing, connect_journal
-from memhooks.store.journal import METADATA_ONLY, TOOL_HOOKS, append, spool, spool_waiting
-from memhooks.store.queries import has_pending
-from memhooks.store.reads import Taken
+from memhooks.store.connect import connect_journal
+from memhooks.store.journal import METADATA_ONLY, append, spool
 
 
-def _journal(db: str, raw: bytes, total: int, hook_event_name: str, whole: bool = False) -> int | None:
-    """Journal one payload; spool it if the journal is unusable. Returns the event id (None
-    when spooled). A call of a tool memhooks does not capture is journaled as metadata only;
-    `whole`: the caller has found the call captured by what it does (a Bash command that is
-    a Context7 CLI lookup), whatever its tool's name says."""
+def journal(db: str, raw: bytes, total: int, hook_event_name: str, tool: str | None = None,
+            meta: str | None = None, then=None) -> int | None:
+    """Journal one hook payload as read (`total`: its size before the cap); spool it if the
+    journal is unusable. Returns the event id (None when spooled). `tool`: the tool call's
+    name; `meta`: for a tool memhooks does not capture, the metadata journaled instead of
+    the payload (memhooks.capture.tool_calls). `then(conn, event_id)`: a read on the same
+    connection once the event is in (SessionStart asks what else is pending), so the
+    journal is opened once; a SQLite error it meets is its own, never a reason to spool."""
     state: str | None = None
     error: str | None
-    tool = tool_name_of(raw) if hook_event_name in TOOL_HOOKS else None
-    meta = None if whole else metadata_only(raw, total, hook_event_name, tool)
     if meta is not None:
         payload, error, state = meta, METADATA_ONLY, "skipped"
     else:
@@ -46,6 +45,11 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str, whole: bool 
                 if attempt == 2 or not health.is_corruption(exc) or not health.heal_journal(db):
                     raise
                 continue
+            if then is not None:
+                try:
+                    then(conn, event_id)
+                except sqlite3.Error:
+                    pass  # the event is in: what `then` asked stays unanswered
             conn.close()  # the last connection's close checkpoints the WAL and removes it
             return event_id
         return None
@@ -56,26 +60,6 @@ def _journal(db: str, raw: bytes, total: int, hook_event_name: str, whole: bool 
         if where is None:
             log_error(f"{hook_event_name}: no spool folder is writable; event of {total} bytes lost")
         return None
-
-
-def journal(db: str, raw: bytes, total: int, hook_event_name: str, whole: bool = False) -> int | None:
-    """Journal one hook payload as read (`total`: its size before the cap). The event id, or
-    None when it was spooled. `whole`: journal its content even though its tool's name is
-    not a captured one (see `_journal`)."""
-    return _journal(db, raw, total, hook_event_name, whole)
-
-
-def other_work(db: str, event_id: int | None) -> bool:
-    """Whether an ingester has anything to do beyond SessionStart events (this one and
-    earlier ones add no answer and wait for the next ingest): other pending events, a reads
-    log to fold, spooled events. A session that answered from tier1 then starts no process."""
-    if event_id is None or Taken(db).pending() or spool_waiting(db):
-        return True
-    try:
-        with closing(connect_journal(db)) as conn:
-            return has_pending(conn, besides=event_id, answers_only=True)
-    except sqlite3.Error:  # when in doubt, ingest
-        return True
 
 
 def spawn_ingest(db: str) -> bool:

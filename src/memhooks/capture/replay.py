@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from memhooks.capture.payload import metadata_only, prepare
+from memhooks.capture.payload import prepare
+from memhooks.capture.tool_calls import metadata_only
 from memhooks.config import MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.ingest.pipeline import ingest_pending
 from memhooks.store.connect import closing, connect, transaction

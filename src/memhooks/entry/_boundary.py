@@ -21,22 +21,23 @@ def cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _log():
-    """memhooks.log, loaded only when there is something to log."""
-    from memhooks import log
-
-    return log
-
-
 def report(name: str, exc: BaseException) -> None:
     """Log what ended a process, once: one line for hostile input or an interruption, the
     (redacted) traceback for anything else. Call it inside the `except` block. Never raises."""
     if isinstance(exc, HOSTILE):
-        _log().log_error(f"{name}: input refused: {cause(exc)}")
+        _log(f"{name}: input refused: {cause(exc)}")
     elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
-        _log().log_error(f"{name}: stopped ({cause(exc)})")
+        _log(f"{name}: stopped ({cause(exc)})")
     else:
-        _log().log_exception(name)
+        _log(name, traceback=True)
+
+
+def _log(text: str, traceback: bool = False) -> None:
+    """One line to memhooks.log (with the traceback being handled, for `traceback`). The log
+    and its redaction load only when there is something to say."""
+    from memhooks import log
+
+    (log.log_exception if traceback else log.log_error)(text)
 
 
 def guard(name: str, fn, *args) -> int:
@@ -67,4 +68,4 @@ def emit(text) -> None:
 
 def refuse(name: str, why: str) -> None:
     """Log one line for outside input a process will not take (too large, not UTF-8, ...)."""
-    _log().log_error(f"{name}: input refused: {why}")
+    _log(f"{name}: input refused: {why}")

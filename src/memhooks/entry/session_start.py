@@ -10,11 +10,14 @@ when there is work for one besides this event.
 import os
 import sys
 
-from memhooks.capture.hooks import journal, other_work, spawn_ingest
+from memhooks.capture.hooks import journal, spawn_ingest
 from memhooks.config import ENTRY, MAX_EVENT_BYTES, db_path, project_dir
 from memhooks.entry._boundary import emit, guard
 from memhooks.entry._input import read_stdin
 from memhooks.gate import blocked, hook_project
+from memhooks.store.journal import spool_waiting
+from memhooks.store.queries import has_pending
+from memhooks.store.reads import Taken
 from memhooks.warm.fastpath import fast_output, status_output
 
 NAME = "session-start"
@@ -116,6 +119,14 @@ def _with_notice(out: str | None, notice: str | None) -> str | None:
     return json.dumps({"systemMessage": notice, **data}, ensure_ascii=False)
 
 
+def other_work(db: str, event_id: int | None, others: bool | None) -> bool:
+    """Whether an ingester has anything to do beyond SessionStart events (this one and
+    earlier ones add no answer and wait for the next ingest): other pending events (`others`,
+    asked on the journal's connection; None when it could not say), a reads log to fold,
+    spooled events. A session that answered from tier1 then starts no process."""
+    return event_id is None or others is not False or Taken(db).pending() or spool_waiting(db)
+
+
 def _answer(after_warm, said: dict) -> None:
     """Journal, then the hook's answer into `said["out"]` (`said["quiet"]`: excluded or
     paused, nothing is said; `said["notice"]`: the one-time notice for the user)."""
@@ -125,13 +136,18 @@ def _answer(after_warm, said: dict) -> None:
         said["quiet"] = True
         return  # excluded or paused: nothing journaled, warmed or said
     said["notice"] = _ensure_python(said)
-    event_id = journal(db, raw, total, "SessionStart")
+    asked: dict = {}
+
+    def others(conn, event_id: int) -> None:
+        asked["others"] = has_pending(conn, besides=event_id, answers_only=True)
+
+    event_id = journal(db, raw, total, "SessionStart", then=others)
 
     out = fast_output(db, project)
     if out is None:
         out = _warm_output(db, project, after_warm)
         spawn_ingest(db)
-    elif other_work(db, event_id):
+    elif other_work(db, event_id, asked.get("others")):
         spawn_ingest(db)
     if out is None:  # the warm ran out of time or could not run: say what is cached
 
