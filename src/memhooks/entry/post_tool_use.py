@@ -47,12 +47,12 @@ def _run() -> int:
     journal(db, raw, total, "PostToolUse", tool, meta)
     spawn_ingest(db)
     call = None
+    payload: dict | None = lookup
     if lookup is not None:
         cmd = bash_lookup(lookup)
         call = answered_as(cmd) if cmd is not None else None
         if call is None or switched_off("MEMHOOKS_FALLBACK"):
             return 0  # `ctx7 library`: captured, never answered
-        payload = lookup
     else:
         why = hostile(raw, total, MAX_EVENT_BYTES)
         if why:
