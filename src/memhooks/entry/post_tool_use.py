@@ -63,8 +63,8 @@ def _run() -> int:
         from memhooks.recall.failure import suspect  # one JSON parse: only a payload worth it
 
         payload = suspect(raw)
-        if payload is None:
-            return 0
+    if payload is None:
+        return 0
     # the live call may have failed: the classifier and the store
     from memhooks.recall.fallback import fallback_payload
 
