@@ -25,7 +25,6 @@ itself: it imports `re`, which the hooks' paths do not load.
 the command as it was, each word quoted as `shlex.quote` quotes it).
 """
 
-from dataclasses import dataclass
 
 MAX_COMMAND = 4000
 #: the tool a `ctx7 docs` lookup is served and answered as (memhooks.recall.serve, .fallback)
@@ -39,17 +38,24 @@ _RUNNER_FLAGS = {"npx": ("-y", "--yes", "-q", "--quiet"), "bunx": ("-y", "--yes"
 _REFUSED_CHARS = ("$", "`", "\n", "\r", "\x00")
 
 
-@dataclass(frozen=True)
 class Ctx7Command:
-    """One `ctx7 library|docs` call as the CLI reads it."""
+    """One `ctx7 library|docs` call as the CLI reads it. (A plain class: `dataclasses`
+    imports `re` and `inspect`, which the hooks' paths do not load.)"""
 
-    verb: str                  # "library" | "docs"
-    target: str                # the library name (library) or library ID (docs)
-    query: str                 # "" when `library` was given no query
-    json: bool                 # --json: the output is JSON
-    base_url: str | None       # --base-url, None for context7.com
-    words: tuple[str, ...]     # every word of the command, as the shell splits it
-    target_at: int             # the index of the target in `words`
+    __slots__ = ("verb", "target", "query", "json", "base_url", "words", "target_at")
+
+    def __init__(self, verb: str, target: str, query: str, json: bool, base_url: str | None,
+                 words: tuple[str, ...], target_at: int) -> None:
+        self.verb = verb              # "library" | "docs"
+        self.target = target          # the library name (library) or library ID (docs)
+        self.query = query            # "" when `library` was given no query
+        self.json = json              # --json: the output is JSON
+        self.base_url = base_url      # --base-url, None for context7.com
+        self.words = words            # every word of the command, as the shell splits it
+        self.target_at = target_at    # the index of the target in `words`
+
+    def __repr__(self) -> str:
+        return f"Ctx7Command({self.verb!r}, {self.target!r}, {self.query!r}, json={self.json})"
 
 
 _OPERATORS = frozenset(";&|<>()")
