@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import db_rows, ingest, run_hook, wait_idle
-from memhooks.ctx7_command import MAX_COMMAND, parse, with_library_id
+from memhooks.ctx7_command import MAX_COMMAND, parse, quote, split, with_library_id
 from memhooks.ingest.adapters import route
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ctx7"
@@ -43,6 +43,11 @@ ACCEPTED = [
     ('./node_modules/.bin/ctx7 docs /a/b "q # not a comment"', ("docs", "/a/b", "q # not a comment", False, None)),
     ('ctx7 docs /a/b "a | b && c; d > e"', ("docs", "/a/b", "a | b && c; d > e", False, None)),
     ("ctx7 docs /a/b -- --json", ("docs", "/a/b", "--json", False, None)),
+    ('ctx7 docs /a/b "|"', ("docs", "/a/b", "|", False, None)),
+    ("ctx7 docs /a/b 'it'\\''s' --json", ("docs", "/a/b", "it's", True, None)),
+    ('ctx7 docs /a/b "say \\"hi\\" \\\\ now"', ("docs", "/a/b", 'say "hi" \\ now', False, None)),
+    ("ctx7 docs /a/b use\\ effect", ("docs", "/a/b", "use effect", False, None)),
+    ("ctx7 docs /a/b 'q*?[{}]~#'", ("docs", "/a/b", "q*?[{}]~#", False, None)),
 ]
 
 # Commands that merely look like a lookup: any other Bash command.
@@ -60,7 +65,8 @@ REFUSED = [
     '(ctx7 docs /a/b "q")', '{ ctx7 docs /a/b "q"; }', 'ctx7 docs /a/b "$(whoami)"', "ctx7 docs /a/b `id`",
     'ctx7 docs $LIB "q"', 'ctx7 docs /a/b "q"\nls', 'ls\nctx7 docs /a/b "q"', 'ctx7 docs /a/b "unclosed',
     "ctx7 docs /a/b q \\", 'cd /tmp && ctx7 docs /a/b "q"', "ctx7 docs /a/b 'q' # && ls" + "\r",
-    'ctx7 docs /a/b "|"', "ctx7 docs /a/b q " + "x" * MAX_COMMAND, None, 42, ["ctx7", "docs"],
+    "ctx7 docs /a/b q # comment", "ctx7 docs /a/b react*", "ctx7 docs /a/b q{1,2}", "ctx7 docs ~/a q",
+    "ctx7 docs /a/b [q]", "ctx7 docs /a/b q?", "ctx7 docs /a/b q " + "x" * MAX_COMMAND, None, 42, ["ctx7", "docs"],
     "bash -c 'ctx7 docs /a/b q'", "sh -c \"ctx7 docs /a/b q\"", "npx ctx7 docs /a/b q | tee x",
     "FOO=1 echo ctx7 docs /a/b q", "1A=x ctx7 docs /a/b q",
 ]
@@ -71,6 +77,20 @@ def test_a_ctx7_lookup_is_read_as_the_cli_reads_it(command, want):
     cmd = parse(command)
     assert cmd is not None, command
     assert (cmd.verb, cmd.target, cmd.query, cmd.json, cmd.base_url) == want
+
+
+@pytest.mark.parametrize(("command", "want"), ACCEPTED)
+def test_the_words_are_the_ones_shlex_splits(command, want):
+    """The parser's own splitting (no `shlex`: it imports `re`, which hooks do not load)
+    gives the words a POSIX shell (and shlex.split) gives, for every command it takes."""
+    assert list(split(command) or []) == shlex.split(command)
+    cmd = parse(command)
+    assert cmd is not None and list(cmd.words) == shlex.split(command)
+
+
+@pytest.mark.parametrize("word", ["react", "/facebook/react/v18.3.1", "", "it's", "a b", "$(id)", "x;y", "é", "--json"])
+def test_words_are_quoted_as_shlex_quotes_them(word):
+    assert quote(word) == shlex.quote(word)
 
 
 @pytest.mark.parametrize("command", REFUSED)

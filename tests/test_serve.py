@@ -458,7 +458,7 @@ def test_matcher_and_classify_agree(name):
 
 def test_the_serve_matcher_lets_every_bash_call_through_and_classify_none():
     """Bash reaches PreToolUse (a `ctx7 docs` lookup is served by its command,
-    memhooks.recall.ctx7_cli); by its name alone it is nothing serve answers."""
+    memhooks.ctx7_command); by its name alone it is nothing serve answers."""
     import re
 
     from memhooks.setup.install import SERVE_MATCHER

@@ -14,19 +14,21 @@ Bash. `parse()` says whether one Bash command is exactly one such call, and what
 Anything else is "any other Bash command" and gets None: a pipeline, a list (`&&`, `||`,
 `;`, `&`), a redirection, a subshell or command substitution (`$`, backticks, parentheses),
 a newline, another program that merely mentions ctx7 (`echo ctx7 docs …`, `cat ctx7.md`),
-another ctx7 subcommand, an unknown option, too many or too few arguments. The words are
-split by `shlex` in POSIX mode (linear in the command's length; the command is capped at
-`MAX_COMMAND` characters) with punctuation characters split out, so an operator is a token
-of its own whatever the spacing.
+another ctx7 subcommand, an unknown option, too many or too few arguments, a comment, a
+word bash would expand (an unquoted `*`, `?`, `[`, `{`, `}`, a leading `~`). The words are
+split as a POSIX shell splits them (`split`: single quotes, double quotes, backslashes; the
+same words as `shlex.split` for every command it takes, tests/test_ctx7_cli.py checks), in
+one pass, linear in the command's length (capped at `MAX_COMMAND` characters). Not `shlex`
+itself: it imports `re`, which the hooks' paths do not load.
 
 `with_library_id()` rewrites a parsed `docs` command with another library ID (the rest of
-the command as it was, each word quoted by `shlex.join`).
+the command as it was, each word quoted as `shlex.quote` quotes it).
 """
 
-import shlex
-from dataclasses import dataclass
 
 MAX_COMMAND = 4000
+#: the tool a `ctx7 docs` lookup is served and answered as (memhooks.recall.serve, .fallback)
+ANSWERED_AS = "mcp__context7__query-docs"
 VERBS = ("library", "docs")
 _RUNNER_FLAGS = {"npx": ("-y", "--yes", "-q", "--quiet"), "bunx": ("-y", "--yes"),
                  "pnpx": ("-y", "--yes"), "dlx": ()}
@@ -34,30 +36,90 @@ _RUNNER_FLAGS = {"npx": ("-y", "--yes", "-q", "--quiet"), "bunx": ("-y", "--yes"
 # quotes alike, so refused anywhere): expansion and substitution, and a line break (a second
 # command).
 _REFUSED_CHARS = ("$", "`", "\n", "\r", "\x00")
-_OPERATOR_CHARS = frozenset("();<>|&")
 
 
-@dataclass(frozen=True)
 class Ctx7Command:
-    """One `ctx7 library|docs` call as the CLI reads it."""
+    """One `ctx7 library|docs` call as the CLI reads it. (A plain class: `dataclasses`
+    imports `re` and `inspect`, which the hooks' paths do not load.)"""
 
-    verb: str                  # "library" | "docs"
-    target: str                # the library name (library) or library ID (docs)
-    query: str                 # "" when `library` was given no query
-    json: bool                 # --json: the output is JSON
-    base_url: str | None       # --base-url, None for context7.com
-    words: tuple[str, ...]     # every word of the command, as shlex split it
-    target_at: int             # the index of the target in `words`
+    __slots__ = ("verb", "target", "query", "json", "base_url", "words", "target_at")
+
+    def __init__(self, verb: str, target: str, query: str, json: bool, base_url: str | None,
+                 words: tuple[str, ...], target_at: int) -> None:
+        self.verb = verb              # "library" | "docs"
+        self.target = target          # the library name (library) or library ID (docs)
+        self.query = query            # "" when `library` was given no query
+        self.json = json              # --json: the output is JSON
+        self.base_url = base_url      # --base-url, None for context7.com
+        self.words = words            # every word of the command, as the shell splits it
+        self.target_at = target_at    # the index of the target in `words`
+
+    def __repr__(self) -> str:
+        return f"Ctx7Command({self.verb!r}, {self.target!r}, {self.query!r}, json={self.json})"
 
 
-def _split(command: str) -> list[str] | None:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # a `#` is part of a word here (a query may hold one)
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote or a trailing backslash
-        return None
+_OPERATORS = frozenset(";&|<>()")
+_EXPANDED = frozenset("*?[]{}")  # unquoted: a glob or a brace expansion
+_BLANKS = frozenset(" \t")
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
+def split(command: str) -> list[str] | None:
+    """The words of a simple command as a POSIX shell splits them, or None when it is no
+    simple command of plain words (an operator, a comment, an expansion, an unclosed quote,
+    a trailing backslash). One pass; `$`, backticks and line breaks are refused by `parse`."""
+    words: list[str] = []
+    word: list[str] = []
+    started = False  # a word is open (also an empty quoted one: '')
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if c in _BLANKS:
+            if started:
+                words.append("".join(word))
+                word, started = [], False
+            i += 1
+        elif c == "'":
+            end = command.find("'", i + 1)
+            if end < 0:
+                return None
+            word.append(command[i + 1:end])
+            started, i = True, end + 1
+        elif c == '"':
+            i += 1
+            while True:
+                if i >= n:
+                    return None
+                d = command[i]
+                if d == '"':
+                    break
+                if d == "\\" and i + 1 < n and command[i + 1] in '"\\':
+                    word.append(command[i + 1])
+                    i += 2
+                    continue
+                word.append(d)
+                i += 1
+            started, i = True, i + 1
+        elif c == "\\":
+            if i + 1 >= n:
+                return None
+            word.append(command[i + 1])
+            started, i = True, i + 2
+        elif c in _OPERATORS or c in _EXPANDED or (not started and c in "#~"):
+            return None
+        else:
+            word.append(c)
+            started, i = True, i + 1
+    if started:
+        words.append("".join(word))
+    return words
+
+
+def quote(word: str) -> str:
+    """A word for the shell, as `shlex.quote` writes it."""
+    if word and all(c in _SAFE for c in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def _is_assignment(word: str) -> bool:
@@ -107,11 +169,9 @@ def parse(command) -> Ctx7Command | None:
         return None
     if "ctx7" not in command or any(c in command for c in _REFUSED_CHARS):
         return None
-    words = _split(command)
+    words = split(command)
     if not words:
-        return None
-    if any(w and all(c in _OPERATOR_CHARS for c in w) for w in words):
-        return None  # a pipeline, a list, a redirection, a subshell
+        return None  # a pipeline, a list, a redirection, a subshell, an expansion
     start = _program_end(words)
     if start is None:
         return None
@@ -159,4 +219,20 @@ def with_library_id(cmd: Ctx7Command, library_id: str) -> str:
         raise ValueError("only a `ctx7 docs` command names a library ID")
     words = list(cmd.words)
     words[cmd.target_at] = library_id
-    return shlex.join(words)
+    return " ".join(quote(w) for w in words)
+
+
+def bash_lookup(payload) -> Ctx7Command | None:
+    """The ctx7 lookup a hook payload's Bash call runs, or None (any other payload)."""
+    if not isinstance(payload, dict) or payload.get("tool_name") != "Bash":
+        return None
+    tool_input = payload.get("tool_input")
+    return parse(tool_input.get("command")) if isinstance(tool_input, dict) else None
+
+
+def answered_as(cmd: Ctx7Command) -> tuple[str, dict] | None:
+    """The Context7 call a lookup is served and answered as: a `docs` lookup as query-docs
+    with the same library ID and query; None for `library` (captured, not served)."""
+    if cmd.verb != "docs":
+        return None
+    return ANSWERED_AS, {"libraryId": cmd.target, "query": cmd.query}

@@ -136,7 +136,7 @@ def fallback_payload(payload: dict, db: str, now: float | None = None,
     """The hook's stdout (one JSON object) for one PostToolUse / PostToolUseFailure payload,
     or None. Records the fallback it gives. `call`: the (tool name, arguments) a Bash
     command is answered as (a `ctx7 docs` lookup as Context7's query-docs,
-    memhooks.recall.ctx7_cli): its result is the command's stdout, and a replacement keeps
+    memhooks.ctx7_command): its result is the command's stdout, and a replacement keeps
     the Bash result's shape."""
     now = time.time() if now is None else now
     event, own_name = payload.get("hook_event_name"), payload.get("tool_name")

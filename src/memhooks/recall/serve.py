@@ -269,7 +269,7 @@ def serve_payload(payload: dict, db: str, now: float | None = None,
                   call: tuple[str, dict] | None = None) -> dict | None:
     """The hook's stdout object for one PreToolUse payload, or None. Records what it serves.
     `call`: the (tool name, arguments) the payload's call is answered as (a `ctx7 docs`
-    Bash command as Context7's query-docs, memhooks.recall.ctx7_cli); the "agent insists"
+    Bash command as Context7's query-docs, memhooks.ctx7_command); the "agent insists"
     key and the log keep the payload's own call."""
     now = time.time() if now is None else now
     own_name, own_input = payload.get("tool_name"), payload.get("tool_input")
