@@ -42,6 +42,8 @@ def _off_path(cmd: str, mods: list[str]) -> list[str]:
     """The modules a hot path loaded that belong to another path."""
     own = {"memhooks.entry", "memhooks.entry._boundary", "memhooks.entry._input",
            f"memhooks.entry.{ENTRY_MODULES[cmd]}"}
+    if cmd == "post-tool-use":
+        own.add("memhooks.entry._capture")  # its capture path, past the Bash byte check
     return sorted(m for m in mods if (m.startswith("memhooks.entry") and m not in own)
                   or any(m == p or m.startswith(p + ".") for p in NOT_ON_PATH[cmd]))
 
@@ -191,3 +193,23 @@ def test_the_trace_itself_sees_a_foreign_import(env, tmp_path):
     assert _off_path("lc-cache-lookup", ["memhooks.entry.lc_cache", "memhooks.entry.pre_tool_use",
                                          "memhooks.recall.lc_cache", "memhooks.recall.lc_write"]) == [
         "memhooks.entry.pre_tool_use", "memhooks.recall.lc_write"]
+
+
+def test_an_unrelated_bash_call_loads_neither_sqlite_nor_the_capture_path(env, tmp_path):
+    """Every Bash call of a session reaches the hooks: one that runs no ctx7 lookup leaves at
+    a byte check, before SQLite, the journal or serving load."""
+    for rel, event in (("hooks/post-tool-use", "PostToolUse"), ("hooks/pre-tool-use", "PreToolUse")):
+        payload = {"session_id": "s", "hook_event_name": event, "cwd": "/tmp", "tool_name": "Bash",
+                   "tool_use_id": "b1", "tool_input": {"command": "git status"}}
+        if event == "PostToolUse":
+            payload["tool_response"] = {"stdout": "On branch main\n", "stderr": "", "interrupted": False}
+        proc = subprocess.run(["bash", str(ROOT / rel)], input=json.dumps(payload), text=True, env=env,
+                              capture_output=True, timeout=60)
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    traces = _traces(tmp_path / "trace")
+    for cmd in ("post-tool-use", "pre-tool-use"):
+        (mods,) = traces[cmd]
+        loaded = [m for m in mods if m in ("sqlite3", "_sqlite3", "json", "re")
+                  or m.startswith(("memhooks.capture", "memhooks.store", "memhooks.recall.serve"))]
+        assert loaded == [], (cmd, loaded)
+    assert not (Path(env["CLAUDE_PLUGIN_DATA"]) / "journal.db").exists()
