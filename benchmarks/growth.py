@@ -215,11 +215,13 @@ def breakdown(folder: str) -> None:
         try:
             rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"
                                 " ORDER BY 2 DESC LIMIT 10").fetchall()
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0] * conn.execute(
+                "PRAGMA page_size").fetchone()[0]
         except sqlite3.Error:
             return
         finally:
             conn.close()
-        print(f"  {name}: " + ", ".join(f"{n} {b:,}" for n, b in rows))
+        print(f"  {name}: " + ", ".join(f"{n} {b:,}" for n, b in rows) + f"; free pages {free:,}")
 
 
 def print_sizes(title: str, sizes: dict[str, int], unique: int) -> None:

@@ -402,7 +402,8 @@ def test_reindex_repairs_projections_from_the_journal(store):
     assert run(["memhooks", "reindex"]).returncode == 0
     assert db_rows(store, "SELECT count(*) FROM documents")[0][0] == 1
     assert db_rows(store, "SELECT count(*) FROM tier2")[0][0] == 1
-    hits = db_rows(store, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH 'cleanup'")
+    hits = db_rows(store, "SELECT DISTINCT s.document_id FROM sections_fts JOIN sections s"
+                          " ON s.id = sections_fts.rowid WHERE sections_fts MATCH 'cleanup'")
     assert len(hits) == 1
 
 

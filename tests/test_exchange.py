@@ -55,7 +55,7 @@ def test_export_import_round_trip_into_an_empty_store(store, tmp_path):
     assert counts["rejected"] == 0 and sum(counts["added"].values()) == len(lines)
     assert _knowledge(other) == before
     # The full-text index follows the imported documents.
-    assert db_rows(other, "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH 'routing'")[0][0] >= 1
+    assert db_rows(other, "SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'routing'")[0][0] >= 1
 
     again = run([*CLI, "import", "--json"], stdin=exported.stdout, env=_env(other))
     counts = json.loads(again.stdout)

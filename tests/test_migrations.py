@@ -121,7 +121,7 @@ def test_a_new_store_has_the_schema_the_plain_sql_made(tmp_path):
     for key in before:
         assert after[key] == before[key], key
     # What the comparison covers, so it cannot pass by looking at nothing.
-    assert "trigger documents_au" in before and before["trigger documents_au"][2] == ("title", "body")
+    assert "trigger documents_au" in before and before["trigger documents_au"][2] == ("title", "body", "bytes")
     assert "partial events_pending" not in before  # moved to the journal with its table
     assert ("documents_url", 0, "c", 0, ("url",)) in before["indexes documents"]
     assert before["checks tier1"] and before["fks tier2"]

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from memhooks import sections
 from memhooks.cli.main import main as cli_main
 from memhooks.ingest.pages import html_to_text
-from memhooks.recall import ranking, search, serve
-from memhooks.store import migrations
+from memhooks.recall import docwindows, ranking, search, serve
+from memhooks.store import doc_slices, migrations
 from memhooks.store.connect import connect, transaction
 from memhooks.store.projections import (
     clear_derived,
@@ -196,6 +196,35 @@ def test_stemming_with_exact_matches_first(conn):
     got = [x["id"] for x in search.search_documents(conn, "rendering")]
     assert got == [exact, stemmed]  # "rendering" finds "render" too, the exact word first
     assert [x["id"] for x in search.search_documents(conn, "render")][0] == stemmed
+
+
+def test_an_identifier_as_written_comes_before_its_stemmed_words(conn):
+    stemmed = add(conn, "# Models\n\nThe registered models, registering models, models registered.",
+                  "Models", "https://docs.example/models")
+    written = add(conn, "# Hooks\n\nA plugin calls register_models() once.", "Hooks",
+                  "https://docs.example/hooks")
+    assert [x["id"] for x in search.search_documents(conn, "register_models")] == [written, stemmed]
+
+
+def test_the_word_index_holds_the_large_documents_only(conn):
+    # The serve decision asks it which large documents hold a word (it reads small ones whole).
+    assert all("262144" in sql for sql in migrations.LEANER_FTS_SQL if "bytes >" in sql)
+    assert sum("bytes >" in sql for sql in migrations.LEANER_FTS_SQL) == 5
+    assert doc_slices.INDEXED_BYTES == 262144 == docwindows.WHOLE_DOC_BYTES
+    small = add(conn, "# Small\n\nZebrafish swim here.", "Small", "https://docs.example/small")
+    body = "".join(f"## Part {i}\n\nFiller words about nothing in particular, line {i}.\n\n"
+                   for i in range(5000))
+    big = add(conn, "# Big\n\n" + body + "Zebrafish at the end.", "Big", "https://docs.example/big")
+    assert conn.execute("SELECT bytes FROM documents WHERE id = ?", (big,)).fetchone()[0] > 262144
+    assert doc_slices.documents_with_word(conn, "zebrafish", [small, big]) == {big}
+    assert doc_slices.documents_with_word(conn, "zeb", [small, big]) == set()  # short: whole word only
+    assert doc_slices.documents_with_word(conn, "zebraf", [small, big]) == {big}
+    # Both kinds are found by search (sections), and the index follows deletes.
+    assert {x["id"] for x in search.search_documents(conn, "zebrafish")} == {small, big}
+    with transaction(conn):
+        conn.execute("DELETE FROM documents WHERE id = ?", (big,))
+    conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('integrity-check')")
+    assert doc_slices.documents_with_word(conn, "zebrafish", [small, big]) == set()
 
 
 def test_the_library_argument_limits_the_search(conn):

@@ -5,10 +5,11 @@ A document up to WHOLE_DOC_BYTES is read and cut into snippets whole
 stores up to 16 MiB, and `MEMHOOKS_MAX_DOC_BYTES` can raise the capture cap) is
 never cut or stemmed whole:
 
-1. the FTS index says which of the ranked documents hold a word starting with each
+1. the FTS index of the large documents says which of them hold a word starting with each
    query stem's anchor (its opening letters; anchors of four letters or more, as FTS
-   prefixes are never shorter here); an anchor none holds ends the decision there (no
-   document is scanned);
+   prefixes are never shorter here); an anchor that none of the ranked documents can hold
+   (no large one holds it and none is small) ends the decision there (no document is
+   scanned);
 2. the document's first SCAN_BYTES bytes are read as UTF-8 bytes (SQLite cuts them),
    lower-cased (ASCII, C speed), and for the anchors it holds (the most specific
    first, at most ANCHORS_PER_DOC) the first HITS_PER_ANCHOR places where a word starts
@@ -35,7 +36,7 @@ from itertools import islice
 from memhooks.recall import coverage as cv
 from memhooks.store import doc_slices
 
-WHOLE_DOC_BYTES = 256 * 1024      # read and cut whole up to this size (the exact path)
+WHOLE_DOC_BYTES = doc_slices.INDEXED_BYTES  # read and cut whole up to this size (the exact path)
 SCAN_BYTES = 16 * 1024 * 1024     # a larger document is read up to this many bytes
 ANCHORS_PER_DOC = 6               # query stems searched for in one large document
 HITS_PER_ANCHOR = 24              # places kept per searched stem
@@ -88,8 +89,12 @@ def pieces(conn, ranked: list[int], query: list[str], budget):
             small[d] = raw.decode("utf-8", "replace")
             continue
         if holders is None:
-            holders = {a: doc_slices.documents_with_word(conn, a, ranked) if len(a) >= FTS_PREFIX_MIN
-                       else set(ranked) for a in anchors(query)}  # (a short one: not asked, kept)
+            # The index holds the large documents only: a small one may hold any anchor.
+            small_ids = {i for i, n in doc_slices.document_sizes(conn, ranked).items()
+                         if n <= doc_slices.INDEXED_BYTES}
+            holders = {a: doc_slices.documents_with_word(conn, a, ranked) | small_ids
+                       if len(a) >= FTS_PREFIX_MIN else set(ranked)
+                       for a in anchors(query)}  # (a short one: not asked, kept)
             budget.check()
             if not all(holders.values()):
                 return None  # a word no document has: nothing to cover it with

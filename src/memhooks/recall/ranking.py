@@ -11,8 +11,7 @@ full-text queries here, so both rank the same way.
   (`useEffect`) is one token for FTS5 already and matches as written.
 * `all_words`: every term (AND); `any_word`: any term (OR), which BM25 ranks by how much of
   the query a section holds. The index stems (porter), so "render" finds "rendering";
-  `exact` is the AND of the terms as written, for the index that does not stem
-  (documents_fts): exact matches are ranked first.
+  search ranks first the pages whose hit section holds the terms as written.
 
 No user text ever reaches FTS5 as syntax: every term is an FTS5 string (`"` doubled).
 """
@@ -44,7 +43,7 @@ def _chunks(text: str) -> list[str]:
 
 class Query:
     """One query's terms: `terms` (lower-case phrases of one or more words, stop words dropped),
-    `all_words`, `any_word` and `exact` (FTS5 queries, or None when there are no terms)."""
+    `all_words`, `any_word` and `prefixed` (FTS5 queries, or None when there are no terms)."""
 
     def __init__(self, text: str, ignore: frozenset[str] | set[str] = frozenset()):
         text = (text or "")[:MAX_QUERY]
@@ -99,10 +98,6 @@ class Query:
             return None
         return " OR ".join(_quoted(" ".join(t)) + ("*" if len(t[-1]) >= PREFIX_MIN else "")
                            for t in self.terms)
-
-    @property
-    def exact(self) -> str | None:
-        return self._join("AND")
 
     @property
     def single(self) -> bool:

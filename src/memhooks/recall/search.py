@@ -143,13 +143,20 @@ def _ranked(conn, match: str | None, limit: int, libraries, ) -> list[tuple[int,
         return []
 
 
-def _exact_docs(conn, match: str | None, doc_ids: list[int]) -> set[int]:
-    if match is None or not doc_ids:
+def _exact_docs(conn, q: Query, hits: list[tuple[int, int, float]]) -> set[int]:
+    """The pages among these section hits (sections holding every term, stemmed) one of whose
+    hit sections holds every term as written: its words, an identifier's in order, in the
+    page title, the heading path or the section text (a section is at most a few KiB)."""
+    if not q.terms or not hits:
         return set()
-    try:
-        return queries.documents_matching(conn, match, doc_ids)
-    except sqlite3.OperationalError:
-        return set()
+    wanted = [" " + " ".join(t) + " " for t in q.terms]
+    holding: set[int] = set()
+    for sid, d, _ in sorted(hits, key=lambda h: h[1]):  # by page: its text is decompressed once
+        if d not in holding:
+            written = " " + " ".join(_WORD_RE.findall(queries.section_fields(conn, sid).lower())) + " "
+            if all(w in written for w in wanted):
+                holding.add(d)
+    return holding
 
 
 def _section_search(conn, q: Query, limit: int, libraries) -> list[tuple[int, int, float, str, str]]:
@@ -162,7 +169,7 @@ def _section_search(conn, q: Query, limit: int, libraries) -> list[tuple[int, in
     tiers: list[list[tuple[int, int, float, str, str]]] = []
     all_hits = _ranked(conn, q.all_words, wanted, libraries)
     if all_hits:
-        exact = _exact_docs(conn, q.exact, list(dict.fromkeys(d for _, d, _ in all_hits)))
+        exact = _exact_docs(conn, q, all_hits)
         tiers.append([(d, sid, sc, "fts", q.all_words or "") for sid, d, sc in all_hits if d in exact])
         tiers.append([(d, sid, sc, "fts", q.all_words or "") for sid, d, sc in all_hits if d not in exact])
     found = {d for _, d, _ in all_hits}

@@ -6,9 +6,16 @@ which decompresses no more of the stored text than that), and asks the FTS
 index, not the text, which documents hold a word. Every value is bound as a parameter.
 """
 
+import sqlite3
+
 from memhooks.store.queries import PREFIX_MIN_CHARS, fts_term
 
-__all__ = ["PREFIX_MIN_CHARS", "document_head_bytes", "document_sizes", "documents_with_word"]
+__all__ = ["INDEXED_BYTES", "PREFIX_MIN_CHARS", "document_head_bytes", "document_sizes",
+           "documents_with_word"]
+
+# documents_fts indexes the documents larger than this (UTF-8 bytes of the stored text: the
+# `bytes` column), the ones the serve decision does not read whole (migration m019).
+INDEXED_BYTES = 256 * 1024
 
 
 def document_head_bytes(conn, doc_id: int, limit: int) -> bytes | None:
@@ -30,11 +37,17 @@ def document_sizes(conn, ids: list[int]) -> dict[int, int]:
 
 def documents_with_word(conn, prefix: str, ids: list[int]) -> set[int]:
     """Those of `ids` whose title or text has a word starting with `prefix` (FTS5; a prefix
-    shorter than PREFIX_MIN_CHARS only as a whole word, as every FTS query here)."""
+    shorter than PREFIX_MIN_CHARS only as a whole word, as every FTS query here). Only the
+    documents over INDEXED_BYTES are indexed: a smaller one is never in the answer."""
     if not ids:
         return set()
     marks = ",".join("?" * len(ids))
     match = fts_term(prefix, len(prefix) >= PREFIX_MIN_CHARS)
-    return {int(r[0]) for r in conn.execute(
-        "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
-        f" AND +rowid IN ({marks})", (match, *ids))}
+    try:
+        return {int(r[0]) for r in conn.execute(
+            "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
+            f" AND +rowid IN ({marks})", (match, *ids))}
+    except sqlite3.OperationalError:
+        # FTS5 reads a prefix it splits into more than one word as a phrase, which an index
+        # without positions refuses: then every document may hold it (its text is searched).
+        return set(ids)

@@ -548,6 +548,64 @@ def m018_fts_merge_in_upkeep(db):
         db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('usermerge', 2)")
 
 
+# The statements of m019_leaner_indexes, kept as data: the schema test's plain-SQL reference
+# repeats them. 262144 is memhooks.store.doc_slices.INDEXED_BYTES (tested).
+LEANER_FTS_SQL = (
+    "DROP TRIGGER IF EXISTS documents_ai",
+    "DROP TRIGGER IF EXISTS documents_ad",
+    "DROP TRIGGER IF EXISTS documents_au",
+    "DROP TABLE IF EXISTS documents_fts",
+    """CREATE VIEW large_document_texts AS SELECT id, title, document_text(body) AS content
+        FROM documents WHERE bytes > 262144""",
+    """CREATE VIRTUAL TABLE documents_fts USING fts5(
+        title, content, content='large_document_texts', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2', detail=none
+    )""",
+    """CREATE TRIGGER documents_ai AFTER INSERT ON documents WHEN new.bytes > 262144 BEGIN
+        INSERT INTO documents_fts (rowid, title, content)
+        VALUES (new.id, new.title, document_text(new.body));
+    END""",
+    """CREATE TRIGGER documents_ad AFTER DELETE ON documents WHEN old.bytes > 262144 BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, title, content)
+        VALUES ('delete', old.id, old.title, document_text(old.body));
+    END""",
+    """CREATE TRIGGER documents_bu BEFORE UPDATE OF title, body, bytes ON documents
+        WHEN old.bytes > 262144 BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, title, content)
+        VALUES ('delete', old.id, old.title, document_text(old.body));
+    END""",
+    """CREATE TRIGGER documents_au AFTER UPDATE OF title, body, bytes ON documents
+        WHEN new.bytes > 262144 BEGIN
+        INSERT INTO documents_fts (rowid, title, content)
+        VALUES (new.id, new.title, document_text(new.body));
+    END""",
+    "DROP TABLE IF EXISTS sections_fts",
+    """CREATE VIRTUAL TABLE sections_fts USING fts5(
+        body, title, headings, content='section_texts', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )""",
+    "INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 0)",
+    "INSERT INTO documents_fts (documents_fts, rank) VALUES ('usermerge', 2)",
+    "INSERT INTO sections_fts (sections_fts, rank) VALUES ('automerge', 0)",
+    "INSERT INTO sections_fts (sections_fts, rank) VALUES ('usermerge', 2)",
+    "INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')",
+    "INSERT INTO sections_fts (sections_fts) VALUES ('rebuild')",
+)
+
+
+@migration
+def m019_leaner_indexes(db):
+    """The two full-text indexes took more disk than the texts they index. Ranking, phrases,
+    snippets and exact-first order are `sections_fts`' work and the hit sections' text;
+    `documents_fts` only tells the serve decision which large documents (over 256 KiB, the
+    ones it does not read whole) hold a word, so it indexes those alone and keeps no
+    positions (`detail=none`). `sections_fts` puts the section text first: FTS5 marks every
+    entry of a column other than the first, and the text holds nearly all of them (a third
+    of its size). Same merge settings; both rebuilt."""
+    add_functions(db.conn)
+    for sql in LEANER_FTS_SQL:
+        db.execute(sql)
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
     raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "

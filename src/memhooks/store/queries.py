@@ -261,8 +261,6 @@ def like_pattern(needle: str) -> str:
 # ----------------------------------------------------------------------------- FTS5 queries
 
 PREFIX_MIN_CHARS = 4     # shorter tokens are never prefix-matched (they expand to too many terms)
-TITLE_WEIGHT = 10.0      # BM25 weights of documents_fts' columns: a title match counts 10x
-BODY_WEIGHT = 1.0
 
 
 def fts_term(token: str, prefix: bool = False) -> str:
@@ -322,28 +320,11 @@ def document_head(conn, doc_id: int, chars: int) -> str:
                   (chars, doc_id)) or ""
 
 
-def fts_ranked(conn, match: str, limit: int, *, window: int) -> list[tuple[int, float]]:
-    """(rowid, bm25 score) of the best matches of an FTS5 query, best first.
-
-    Ranking costs time per matching row, so a query that matches more than `window`
-    documents (a common word) is ranked over its newest `window` matches only: FTS5 seeks
-    to that rowid instead of scoring the whole doclist. Raises sqlite3.OperationalError
-    for a query FTS5 refuses."""
-    floor = _value(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
-                         " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, window - 1))
-    sql = ("SELECT rowid AS id, bm25(documents_fts, ?, ?) AS score FROM documents_fts"
-           " WHERE documents_fts MATCH ?")
-    args: tuple = (TITLE_WEIGHT, BODY_WEIGHT, match)
-    if floor is not None:
-        sql += " AND rowid >= ?"
-        args += (floor,)
-    return [(r["id"], r["score"]) for r in _rows(conn, sql + " ORDER BY score LIMIT ?", args + (limit,))]
-
-
 # ----------------------------------------------------------------------------- sections
 
-# BM25 weights of sections_fts' columns (page title, heading path, section text), chosen on
-# the labelled questions of benchmarks/search.py.
+# BM25 weights of the page title, the heading path and the section text, chosen on the
+# labelled questions of benchmarks/search.py (sections_fts holds the text first: body, title,
+# headings).
 SECTION_WEIGHTS = (20.0, 5.0, 1.0)
 
 
@@ -372,7 +353,8 @@ def section_ranked(conn, match: str, limit: int, *, window: int,
     sqlite3.OperationalError for a query FTS5 refuses."""
     sql = ("SELECT sections_fts.rowid AS id, s.document_id AS doc, bm25(sections_fts, ?, ?, ?) AS score"
            " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid")
-    args: list = [*(weights or SECTION_WEIGHTS)]
+    title, headings, body = weights or SECTION_WEIGHTS
+    args: list = [body, title, headings]  # in sections_fts' column order
     where = " WHERE sections_fts MATCH ?"
     wargs: list = [match]
     if libraries is not None:
@@ -401,7 +383,7 @@ def library_document_ids(conn, bases: list[str]) -> set[int]:
 
 def section_snippet(conn, match: str, section_id: int, tokens: int) -> str | None:
     """FTS5's snippet of one matching section's text (None when it does not match)."""
-    return _value(conn, "SELECT snippet(sections_fts, 2, '', '', ' … ', ?) FROM sections_fts"
+    return _value(conn, "SELECT snippet(sections_fts, 0, '', '', ' … ', ?) FROM sections_fts"
                         " WHERE sections_fts MATCH ? AND rowid = ?", (tokens, match, section_id)) or None
 
 
@@ -424,19 +406,10 @@ def section_text(conn, section_id: int) -> str:
     return _value(conn, "SELECT body FROM section_texts WHERE id = ?", (section_id,)) or ""
 
 
-def documents_matching(conn, match: str, ids: list[int]) -> set[int]:
-    """Those of `ids` whose title or text matches an FTS5 query on the exact words
-    (documents_fts: unicode61, no stemming)."""
-    if not ids:
-        return set()
-    return {int(r[0]) for r in _rows(conn, "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?"
-                                           f" AND +rowid IN ({_marks(ids)})", (match, *ids))}
-
-
-def fts_snippet(conn, match: str, doc_id: int, tokens: int) -> str | None:
-    """FTS5's snippet of the body for one matching document (None when it does not match)."""
-    return _value(conn, "SELECT snippet(documents_fts, 1, '', '', ' … ', ?) FROM documents_fts"
-                        " WHERE documents_fts MATCH ? AND rowid = ?", (tokens, match, doc_id)) or None
+def section_fields(conn, section_id: int) -> str:
+    """A section's page title, heading path and text, one per line (what sections_fts indexes)."""
+    return _value(conn, "SELECT coalesce(title, '') || char(10) || headings || char(10) || body"
+                        " FROM section_texts WHERE id = ?", (section_id,)) or ""
 
 
 def substring_ids(conn, needle: str, limit: int, cap: int, libraries: list[str] | None = None) -> list[int]:
