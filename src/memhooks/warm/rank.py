@@ -24,6 +24,7 @@ class RankedDep:
     kind: str  # best kind over all files: runtime > dev > transitive
     manifests: int  # how many distinct files reference it
     repository: str | None = None  # "owner/repo" when a manifest's spec is a repository URL
+    version_from: str | None = None  # the file (relative to the project) that gave `version`
 
 
 def is_stub(ecosystem: str, key: str) -> bool:
@@ -110,8 +111,9 @@ def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:
         order = KIND_ORDER.get(d.kind, 2)
         m = merged.get(k)
         if m is None:
-            # [name, order, version, version_order, files, repository]
-            merged[k] = [d.name, order, d.version, order if d.version else 9, {d.manifest}, None]
+            # [name, order, version, version_order, files, repository, version's file]
+            merged[k] = [d.name, order, d.version, order if d.version else 9, {d.manifest}, None,
+                         d.manifest if d.version else None]
             m = merged[k]
         m[4].add(d.manifest)
         if m[5] is None and d.spec and (repo := repo_of_url(d.spec)) is not None:
@@ -122,11 +124,13 @@ def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:
         if d.version and order < m[3]:
             m[2] = d.version
             m[3] = order
+            m[6] = d.manifest
     kinds = {v: k for k, v in KIND_ORDER.items()}
     items = sorted(merged.items(), key=lambda kv: (kv[1][1], -len(kv[1][4]), kv[0][1], kv[0][0]))
     if top_n is not None:
         items = items[: max(top_n, 0)]
-    return [RankedDep(m[0], key, eco, m[2], kinds[m[1]], len(m[4]), m[5]) for (eco, key), m in items]
+    return [RankedDep(m[0], key, eco, m[2], kinds[m[1]], len(m[4]), m[5], m[6])
+            for (eco, key), m in items]
 
 
 def candidates(deps: Iterable[Dep], top_n: int, *, backfill: int | None = None,
