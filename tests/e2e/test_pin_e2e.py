@@ -40,7 +40,8 @@ B = "{{API_BASE}}"
 ASK = {"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": PINNED_PHRASE}}
 CTX7 = {"name": "Bash", "input": {"command": f'ctx7 --base-url {B} docs {LIB} "useEffect cleanup"',
                                   "description": "Context7 docs"}}
-OTHER = {"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": "useState lazy initializer"}}
+OTHER_QUERY = "useState lazy initializer"
+OTHER = {"name": C7 + "query-docs", "input": {"libraryId": LIB, "query": OTHER_QUERY}}
 ID_ASK, ID_CTX7 = "toolu_e2e_s0_0", "toolu_e2e_s0_1"
 
 
@@ -99,7 +100,7 @@ def test_session1_the_mcp_tool_got_the_pinned_id(sessions) -> None:
     assert tools == [("ctx7 docs",), ("query-docs",)], tools
     # (the unversioned ID's only docs are session 3's, fetched with pinning off)
     topics = env.query("SELECT topic FROM documents WHERE library_id = ?", (LIB,))
-    assert topics == [(OTHER["input"]["query"],)], topics
+    assert topics == [(OTHER_QUERY,)], topics
 
 
 def test_session1_bash_ran_the_rewritten_ctx7_command(sessions) -> None:
@@ -137,7 +138,7 @@ def test_session2_served_from_the_pinned_docs_with_the_pin_in_the_label(sessions
 def test_session3_pinning_off_sends_the_id_as_asked(sessions) -> None:
     env, _, _, third = sessions
     assert third.rc == 0 and not third.timed_out, third.describe()
-    assert _stub_calls(third) == [OTHER["input"]], third.describe()
+    assert _stub_calls(third) == [{"libraryId": LIB, "query": OTHER_QUERY}], third.describe()
     assert not third.any_request_contains("[memhooks] Version pinned")
 
 

@@ -12,6 +12,8 @@
   memhooks.recall.docwindows), and served only when a few snippets together contain
   every content word of the new query. The whole decision stops at its budget
   (memhooks.recall.budget) and then lets the call run.
+  An unversioned ID the project's lockfile pins (memhooks.recall.pin) is answered by
+  `serve_payload` as a call for the versioned ID.
 * `WebFetch`: the same normalised URL and the same prompt, within the TTL.
 * EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
 * A declared docs source whose row says `serve` (memhooks.doc_sources: Ref, Docfork,
@@ -302,7 +304,7 @@ def serve_payload(payload: dict, db: str, now: float | None = None,
         if pin is not None:
             updated = rewrite(pin.library_id) if rewrite is not None else (
                 with_docs_library_id(tool, own_input, pin.library_id) if isinstance(own_input, dict) else None)
-            if isinstance(updated, dict):
+            if isinstance(updated, dict) and isinstance(tool_input, dict):
                 let_through = pinning.allow(pin, updated)
                 tool_input = with_docs_library_id(tool, tool_input, pin.library_id)
             else:
