@@ -138,3 +138,12 @@ def test_dumps_str_writes_what_json_dumps_writes():
     for text in samples:
         assert _jsonlite.dumps_str(text) == json.dumps(text, ensure_ascii=False)
         assert json.loads(_jsonlite.dumps_str(text)) == text
+
+
+def test_dumps_writes_what_json_dumps_writes():
+    rng = random.Random(7)
+    values = [_random_value(rng) for _ in range(3000)]
+    values += [{"libraryId": "/facebook/react/v18.3.1", "query": "effect \"cleanup\"\n", "tokens": 5000},
+               [], {}, -0.0, 10**30, 1e-7, [None, True, False]]
+    for value in values:
+        assert _jsonlite.dumps(value) == json.dumps(value, ensure_ascii=False), repr(value)[:300]

@@ -69,13 +69,19 @@ def capture_docs(db, project, library_id: str) -> None:
     ingest(db)
 
 
-def served(project, library_id: str, session: str) -> str | None:
-    """What PreToolUse serves for a query-docs of `library_id` (None: the call runs live)."""
+def pre_tool_use(project, library_id: str, session: str) -> dict:
     r = run_hook("pre-tool-use", {"session_id": session, "cwd": str(project), "hook_event_name": "PreToolUse",
                                   "tool_name": "mcp__context7__query-docs",
                                   "tool_input": {"libraryId": library_id, "query": "useEffect cleanup function"}})
     assert r.returncode == 0 and r.stderr == b""
-    return json.loads(r.stdout)["hookSpecificOutput"]["permissionDecisionReason"] if r.stdout.strip() else None
+    return json.loads(r.stdout)["hookSpecificOutput"] if r.stdout.strip() else {}
+
+
+def served(project, library_id: str, session: str) -> str | None:
+    """What PreToolUse serves for a query-docs of `library_id` (None: the call runs live,
+    perhaps with a pinned ID)."""
+    out = pre_tool_use(project, library_id, session)
+    return out["permissionDecisionReason"] if out.get("permissionDecision") == "deny" else None
 
 
 def pin(db) -> list[tuple]:
@@ -141,6 +147,8 @@ def test_no_cross_version_serving_across_the_bump(world):
     session_start(project)
     # after: the unversioned ID means 19 now; 18's docs answer only a request for 18
     assert served(project, LIB, "d") is None
+    # (the call runs, asking for 19: the lockfile's version, pinned)
+    assert pre_tool_use(project, LIB, "d2")["updatedInput"]["libraryId"] == f"{LIB}/v19.0.0"
     assert served(project, f"{LIB}/v19.0.0", "e") is None
     assert "React 18" in (served(project, f"{LIB}/v18.3.1", "f") or "")
     capture_docs(db, project, f"{LIB}/v19.0.0")
@@ -150,5 +158,6 @@ def test_no_cross_version_serving_across_the_bump(world):
     assert "React 18" in (served(project, f"{LIB}/v18.3.1", "j") or "")
     with closing(sqlite3.connect(db)) as c:
         libs = [r[0] for r in c.execute("SELECT library_id FROM serve_log WHERE outcome = 'served' ORDER BY id")]
-    assert libs == [LIB, f"{LIB}/v18.3.1", f"{LIB}/v18.3.1", LIB, f"{LIB}/v19.0.0", f"{LIB}@19.0.0",
-                    f"{LIB}/v18.3.1"]
+    # an unversioned call is answered as the pinned version's (its label says so)
+    assert libs == [f"{LIB}/v18.3.1", f"{LIB}/v18.3.1", f"{LIB}/v18.3.1", f"{LIB}/v19.0.0", f"{LIB}/v19.0.0",
+                    f"{LIB}@19.0.0", f"{LIB}/v18.3.1"]

@@ -214,6 +214,31 @@ def dumps_str(text: str) -> str:
     return '"' + text.translate(_STRING_ESCAPES) + '"'
 
 
+def dumps(value) -> str:
+    """json.dumps(value, ensure_ascii=False) for what `loads` gives (dict keys are strings)."""
+    if isinstance(value, str):
+        return dumps_str(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(dumps_str(str(k)) + ": " + dumps(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(dumps(v) for v in value) + "]"
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def loads_object(raw) -> dict:
     """A JSON object (stored metadata) as a dict; {} for anything else (None, '', bad JSON,
     a list). A dict is returned as it is."""

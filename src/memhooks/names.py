@@ -80,15 +80,52 @@ def pick_library(name: str, candidates: list[tuple[str, str | None]]
     return 0, "first"
 
 
-def versioned_id(library_id: str, version: str | None, known: list[str] | None) -> str | None:
-    """`/org/repo/<v>` when the library's known versions contain the installed one."""
-    if not version or not known:
+def _release(plain: str) -> list[int] | None:
+    """The release numbers of a version without its leading v (`18.2.0-rc.1` -> [18, 2, 0]),
+    or None when they are not all ASCII digits."""
+    parts = plain.split("+", 1)[0].split("-", 1)[0].split(".")
+    if not all(p.isascii() and p.isdigit() for p in parts):
         return None
-    plain = version.lstrip("vV")
+    return [int(p) for p in parts]
+
+
+def matching_version(version: str | None, known) -> str | None:
+    """The listed version (as listed) that stands for the installed `version`: the one rule
+    for a versioned library ID (SessionStart's `this version`, PreToolUse's pinning).
+
+    1. The same version, a leading `v` and case aside (`18.2.0` is `v18.2.0` or `18.2.0`).
+    2. Else the most specific listed release line the version is in: a listed version of
+       fewer release numbers that all agree (`v18.2`, then `v18` or `v18.x`, for `18.2.5`;
+       a trailing `x` or `*` is a wildcard). A listed version as specific as the installed
+       one, or more, is another version and never matches (`v18.2.1` is not `18.2.0`; `v18.2.0`
+       is not `18.2`), nor is a tag (`canary`, `next`)."""
+    if not isinstance(version, str) or not version.strip() or not known:
+        return None
+    plain = version.strip().lstrip("vV").lower()
+    release = _release(plain) if plain else None
+    best, best_len = None, 0
     for v in known:
-        if isinstance(v, str) and v.lstrip("vV") == plain:
-            return f"{library_id.rstrip('/')}/{v}"
-    return None
+        if not isinstance(v, str) or not v.strip():
+            continue
+        listed = v.strip().lstrip("vV").lower()
+        if listed == plain:
+            return v.strip()
+        parts = listed.split(".")
+        while parts and parts[-1] in ("x", "*"):
+            parts.pop()
+        if (release is None or not parts or len(parts) >= len(release) or len(parts) <= best_len
+                or not all(p.isascii() and p.isdigit() for p in parts)):
+            continue
+        if [int(p) for p in parts] == release[:len(parts)]:
+            best, best_len = v.strip(), len(parts)
+    return best
+
+
+def versioned_id(library_id: str, version: str | None, known: list[str] | None) -> str | None:
+    """`/org/repo/<listed>` for the listed version that stands for the installed one
+    (`matching_version`), or None."""
+    listed = matching_version(version, known)
+    return f"{library_id.rstrip('/')}/{listed}" if listed else None
 
 
 # ----------------------------------------------------------------------------- grammars

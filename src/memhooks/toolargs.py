@@ -50,6 +50,16 @@ def context7_docs_args(tool: str, args) -> tuple[str, str]:
     return _text(_aliased(args, QUERY_DOCS_ID_KEYS)), _text(_aliased(args, QUERY_KEYS))
 
 
+def with_docs_library_id(tool: str, args: dict, library_id: str) -> dict:
+    """The arguments of a Context7 docs call asking for `library_id` instead: the key the
+    server reads the ID from (`context7_docs_args`'s order) gets the new value, every other
+    argument is kept as it was."""
+    keys = LEGACY_DOCS_ID_KEYS if tool == "get-library-docs" else QUERY_DOCS_ID_KEYS
+    out = dict(args)
+    out[next((k for k in keys if k in args), keys[0])] = library_id
+    return out
+
+
 def exa_fetch_urls(args) -> list[str] | None:
     """The URLs an EXA page fetch asked for, stripped, in order, each once; None when the call
     names none (or names something that is not a URL list)."""

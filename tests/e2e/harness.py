@@ -505,6 +505,10 @@ class E2EEnv:
             MEMHOOKS_DB=str(self.db),
             MEMHOOKS_PYTHON=PYTHON,
             STUB_MCP_LOG=str(self.mcp_log),
+            # The scratch project pins react 18.3.1, which the fake API lists: pinning would
+            # send every unversioned react call as /facebook/react/v18.3.1. Only the pinning
+            # test (test_pin_e2e.py) turns it on.
+            MEMHOOKS_PIN_VERSIONS="0",
         )
         env.update(self.extra_env)
         return env

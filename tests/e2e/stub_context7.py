@@ -26,6 +26,8 @@ from _mcp_stdio import serve
 
 # A phrase that only the query-docs answer contains (tests search for it).
 DOCS_PHRASE = "flamingo teardown ritual"
+# The phrase of the one versioned ID's answer (/facebook/react/v18.3.1: version pinning).
+PINNED_PHRASE = "heron pinning rehearsal"
 
 LIBRARIES = {
     "react": [
@@ -92,6 +94,17 @@ useEffect(() => {
   fetch(url, { signal: controller.signal }).then(r => r.json()).then(setData);
   return () => controller.abort();
 }, [url]);
+```
+""",
+    "/facebook/react/v18.3.1": """### The """ + PINNED_PHRASE + """ (React 18.3.1)
+
+Source: https://18.react.dev/reference/react/useEffect
+
+Only the React 18.3.1 documentation describes the """ + PINNED_PHRASE + """: effects that
+read refs during render.
+
+```js
+useEffect(() => { ref.current = value; });
 ```
 """,
 }

@@ -5,12 +5,16 @@ reason, or nothing, which lets the call run. Exit 0 always.
 A Bash call (the matcher lets every one through) is looked at only when its raw payload
 holds the bytes `ctx7`, and answered only when its command is a `ctx7 docs` lookup
 (memhooks.ctx7_command), as Context7's query-docs with the same ID and query; any other
-Bash call exits at the byte check, before serving's modules are loaded."""
+Bash call exits at the byte check, before serving's modules are loaded.
+
+A docs call for an unversioned library ID that the project's lockfile pins is answered as
+a call for the versioned ID (memhooks.recall.pin): served from that version's docs, or let
+run with the versioned ID through `updatedInput` (for `ctx7 docs`, the rewritten command)."""
 
 from memhooks._jsonlite import loads
 from memhooks.config import MAX_SERVE_STDIN as MAX_STDIN
 from memhooks.config import db_path, switched_off
-from memhooks.ctx7_command import answered_as, bash_lookup
+from memhooks.ctx7_command import answered_as, bash_lookup, with_library_id
 from memhooks.entry._boundary import emit, guard, refuse
 from memhooks.entry._input import bash_call, not_utf8, read_stdin
 
@@ -38,15 +42,19 @@ def _run() -> int:
         return 0
     if not isinstance(payload, dict):
         return 0
-    call = None
+    call = rewrite = None
     if bash:
         cmd = bash_lookup(payload)
         call = answered_as(cmd) if cmd is not None else None
-        if call is None:
+        if cmd is None or call is None:
             return 0  # any other Bash command, or `ctx7 library` (captured, not served)
+        own = payload["tool_input"]  # a dict: bash_lookup read its command
+
+        def rewrite(library_id: str) -> dict:  # a pinned version: the same command, that ID
+            return {**own, "command": with_library_id(cmd, library_id)}
     from memhooks.recall.serve import hook_json, serve_payload  # past the Bash checks
 
-    result = serve_payload(payload, db_path(), call=call)
+    result = serve_payload(payload, db_path(), call=call, rewrite=rewrite)
     emit(hook_json(result) if result else None)
     return 0
 

@@ -12,6 +12,8 @@
   memhooks.recall.docwindows), and served only when a few snippets together contain
   every content word of the new query. The whole decision stops at its budget
   (memhooks.recall.budget) and then lets the call run.
+  An unversioned ID the project's lockfile pins (memhooks.recall.pin) is answered by
+  `serve_payload` as a call for the versioned ID.
 * `WebFetch`: the same normalised URL and the same prompt, within the TTL.
 * EXA `web_fetch_exa` / `crawling_exa`: every asked URL captured, within the TTL.
 * A declared docs source whose row says `serve` (memhooks.doc_sources: Ref, Docfork,
@@ -29,13 +31,14 @@ import time
 import zlib
 
 from memhooks import doc_sources
-from memhooks._jsonlite import dumps_str, loads_strings
+from memhooks._jsonlite import dumps, loads_strings
 from memhooks._jsonlite import loads as loads  # the JSON reader of the hook (tests read it here)
 from memhooks.config import MAX_SERVE_STDIN, project_dir
 from memhooks.gate import blocked
 from memhooks.names import split_library_id
 from memhooks.recall import coverage as cv
 from memhooks.recall import docwindows
+from memhooks.recall import pin as pinning
 from memhooks.recall.budget import budget_deadline, connect_guarded, install, within
 from memhooks.recall.ranking import Query
 from memhooks.recall.render import when_utc
@@ -51,7 +54,7 @@ from memhooks.store.connect import transaction
 from memhooks.store.queries import content_hashes, find_tier1
 from memhooks.store.reads import note_documents
 from memhooks.store.sqlite_file import SCHEMA_VERSION
-from memhooks.toolargs import context7_docs_args
+from memhooks.toolargs import context7_docs_args, with_docs_library_id
 from memhooks.tools import parse_tool_name, server_has_word
 
 MAX_STDIN = MAX_SERVE_STDIN
@@ -266,16 +269,23 @@ def call_key(tool_name: str, tool_input, session_id) -> str:
 
 
 def serve_payload(payload: dict, db: str, now: float | None = None,
-                  call: tuple[str, dict] | None = None) -> dict | None:
+                  call: tuple[str, dict] | None = None, rewrite=None) -> dict | None:
     """The hook's stdout object for one PreToolUse payload, or None. Records what it serves.
     `call`: the (tool name, arguments) the payload's call is answered as (a `ctx7 docs`
     Bash command as Context7's query-docs, memhooks.ctx7_command); the "agent insists"
-    key and the log keep the payload's own call."""
+    key and the log keep the payload's own call. `rewrite(library_id)`: the payload's own
+    tool input asking for another library ID (by default the docs call's ID argument).
+
+    A Context7 docs call for an unversioned ID that the project pins (memhooks.recall.pin)
+    is answered as a call for the versioned ID: served from that version's docs (the label
+    says so), else let through with the versioned ID (`updatedInput`, permission "allow")."""
     now = time.time() if now is None else now
     own_name, own_input = payload.get("tool_name"), payload.get("tool_input")
     tool_name, tool_input = call if call is not None else (own_name, own_input)
     kind = classify(tool_name)
-    if kind is None or not isinstance(tool_name, str) or not isinstance(own_name, str) or not os.path.isfile(db):
+    pin_kind = classify(tool_name, switches=False) == "context7-docs" and pinning.enabled()
+    if (kind is None and not pin_kind) or not isinstance(tool_name, str) or not isinstance(own_name, str) \
+            or not os.path.isfile(db):
         return None
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     project = project_dir(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
@@ -288,14 +298,29 @@ def serve_payload(payload: dict, db: str, now: float | None = None,
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             return None  # new or behind the migrations: nothing to serve (never migrated here)
 
+        tool = tool_name.rsplit("__", 1)[-1]
+        pin = pinning.find(conn, tool, tool_input, project) if pin_kind else None
+        let_through = None
+        if pin is not None:
+            updated = rewrite(pin.library_id) if rewrite is not None else (
+                with_docs_library_id(tool, own_input, pin.library_id) if isinstance(own_input, dict) else None)
+            if isinstance(updated, dict) and isinstance(tool_input, dict):
+                let_through = pinning.allow(pin, updated)
+                tool_input = with_docs_library_id(tool, tool_input, pin.library_id)
+            else:
+                pin = None
+        if kind is None:
+            return let_through  # serving is off for this tool: the pin alone
         if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
             with transaction(conn):
                 serve_log.record(conn, outcome="insisted", call_key=key, tool=kind,
                                  tool_name=own_name, project=project, session_id=session, now=now)
-            return None
+            return let_through
         served = decide(conn, tool_name, tool_input, project, now, deadline)
         if served is None or time.monotonic() > deadline:
-            return None  # over budget: let the call run rather than be late
+            return let_through  # over budget: let the call run rather than be late
+        if pin is not None:
+            served.what = f"{served.what}; {pinning.label(pin)}"
         install(conn, deadline)  # (decide took its handler off) the writes stop at the budget too
 
         note_documents(db, content_hashes(conn, served.doc_ids), project, now)
@@ -312,7 +337,5 @@ def serve_payload(payload: dict, db: str, now: float | None = None,
 
 
 def hook_json(result: dict) -> str:
-    """The hook's one-line JSON object (json.dumps(result, ensure_ascii=False) for this shape)."""
-    reason = result["hookSpecificOutput"]["permissionDecisionReason"]
-    return ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
-            '"permissionDecisionReason": ' + dumps_str(reason) + "}}")
+    """The hook's one-line JSON object: json.dumps(result, ensure_ascii=False)."""
+    return dumps(result)

@@ -488,6 +488,16 @@ def pinned_versions(conn, project: str, base: str) -> list:
                    (project, base, base + "/"))
 
 
+def pin_rows(conn, project: str, base: str) -> list:
+    """This project's tier1 entries with a version for a library ID (lower-case, unversioned;
+    a trailing slash also matches), for version pinning: Rows (name, name_key, ecosystem,
+    library_id, version, versioned_id). An expired entry counts: the lockfile still pins."""
+    return _rows(conn, "SELECT name, name_key, ecosystem, library_id, version, versioned_id FROM tier1"
+                       " WHERE project = ? AND version IS NOT NULL AND library_id IS NOT NULL"
+                       " AND coalesce(matched, '') != 'team-suggestion' AND lower(library_id) IN (?, ?)"
+                       " ORDER BY name_key", (project, base, base + "/")).fetchall()
+
+
 # ----------------------------------------------------------------------------- serving
 
 def tier2_documents(conn, library_keys, limit: int) -> list[sqlite3.Row]:

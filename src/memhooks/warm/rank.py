@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memhooks.config import top_n
 from memhooks.warm.agree import repo_of_url
-from memhooks.warm.lockfiles import KIND_ORDER, Dep
+from memhooks.warm.lockfiles import KIND_ORDER, LOCKFILES, Dep
 
 __all__ = ["RankedDep", "rank", "candidates", "is_stub", "is_platform_binary", "default_top_n",
            "DEFAULT_TOP_N"]
@@ -24,6 +24,8 @@ class RankedDep:
     kind: str  # best kind over all files: runtime > dev > transitive
     manifests: int  # how many distinct files reference it
     repository: str | None = None  # "owner/repo" when a manifest's spec is a repository URL
+    # the file (relative to the project) that gave `version`: where it came from, not what it is
+    version_from: str | None = field(default=None, compare=False)
 
 
 def is_stub(ecosystem: str, key: str) -> bool:
@@ -88,6 +90,10 @@ def is_platform_binary(ecosystem: str, key: str) -> bool:
     return bool(toks & _OS_TOKENS) and bool(toks & _ARCH_TOKENS)
 
 
+def _locks(path: str | None) -> bool:
+    return bool(path) and path.rsplit("/", 1)[-1] in LOCKFILES  # type: ignore[union-attr]
+
+
 def warmable(ecosystem: str, key: str) -> bool:
     return not is_stub(ecosystem, key) and not is_platform_binary(ecosystem, key)
 
@@ -110,8 +116,9 @@ def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:
         order = KIND_ORDER.get(d.kind, 2)
         m = merged.get(k)
         if m is None:
-            # [name, order, version, version_order, files, repository]
-            merged[k] = [d.name, order, d.version, order if d.version else 9, {d.manifest}, None]
+            # [name, order, version, version_order, files, repository, version's file]
+            merged[k] = [d.name, order, d.version, order if d.version else 9, {d.manifest}, None,
+                         d.manifest if d.version else None]
             m = merged[k]
         m[4].add(d.manifest)
         if m[5] is None and d.spec and (repo := repo_of_url(d.spec)) is not None:
@@ -122,11 +129,15 @@ def rank(deps: Iterable[Dep], top_n: int | None = None) -> list[RankedDep]:
         if d.version and order < m[3]:
             m[2] = d.version
             m[3] = order
+            m[6] = d.manifest
+        if d.version and d.version == m[2] and _locks(d.manifest) and not _locks(m[6]):
+            m[6] = d.manifest  # a manifest's dep carries its lockfile's version: name the lockfile
     kinds = {v: k for k, v in KIND_ORDER.items()}
     items = sorted(merged.items(), key=lambda kv: (kv[1][1], -len(kv[1][4]), kv[0][1], kv[0][0]))
     if top_n is not None:
         items = items[: max(top_n, 0)]
-    return [RankedDep(m[0], key, eco, m[2], kinds[m[1]], len(m[4]), m[5]) for (eco, key), m in items]
+    return [RankedDep(m[0], key, eco, m[2], kinds[m[1]], len(m[4]), m[5], m[6])
+            for (eco, key), m in items]
 
 
 def candidates(deps: Iterable[Dep], top_n: int, *, backfill: int | None = None,

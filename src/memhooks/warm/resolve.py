@@ -68,6 +68,7 @@ class Resolved:
     cause: str = ""  # why it is unresolved, in words (empty when resolved)
     cached: bool = False  # served from tier1 that an earlier session resolved
     repository: str | None = None  # "owner/repo" a manifest names (a git dependency)
+    version_from: str | None = None  # the lockfile or manifest that gave `version`
     was: str | None = None  # the version this project's tier1 had before the lockfile changed
     suggested: str | None = None  # an unverified team suggestion, shown as such when unresolved
 
@@ -208,7 +209,7 @@ def _resolve_known(conn, project: str, candidates, now: float, retry_unreachable
     entries: list[Resolved] = []
     for dep in candidates:
         r = Resolved(dep.name, dep.ecosystem, dep.version, dep.kind,
-                     repository=dep.repository)
+                     repository=dep.repository, version_from=dep.version_from)
         row = _fresh_project_entry(conn, project, normalize(dep.name, dep.ecosystem), now)
         lid, matched = (row["library_id"], row["matched"]) if row is not None else (None, None)
         if row is not None and matched == "team-suggestion":
@@ -419,8 +420,8 @@ def _record_scan(conn, project: str, scan, chosen: list[Resolved], now: float) -
     _save_resume(conn, project, None if scan.complete else scan.state, now)
     fp = fingerprint(project, scan.files, scan.dirs) if scan.complete else PARTIAL
     save_warm_state(conn, project, fingerprint=fp, files=scan.files, dirs=scan.dirs,
-                    ranked=[{"name": r.name, "ecosystem": r.ecosystem, "version": r.version}
-                            for r in chosen], now=now)
+                    ranked=[{"name": r.name, "ecosystem": r.ecosystem, "version": r.version,
+                             "version_from": r.version_from} for r in chosen], now=now)
 
 
 def _choose(entries: list[Resolved], top_n: int) -> list[Resolved]:
