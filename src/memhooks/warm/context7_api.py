@@ -33,6 +33,7 @@ from memhooks.config import context7_api_url
 from memhooks.egress import one_line
 from memhooks.log import log_error
 from memhooks.names import checked_library_id, valid_version
+from memhooks.warm.context7_budget import from_response, newer
 
 MAX_CONCURRENCY = 8
 DEFAULT_RETRY_AFTER_S = 600.0
@@ -116,6 +117,9 @@ class SearchRun:
     fault: Fault | None = None  # the first request failed: back off, and why
     fault_detail: str = ""
     requests: int = 0  # requests sent (including ones that got no answer)
+    #: the latest figures the API's RateLimit-* / Retry-After headers gave
+    #: (memhooks.warm.context7_budget.from_response), None when no answer had any
+    budget: dict | None = None
 
     @property
     def unreachable(self) -> bool:
@@ -233,6 +237,7 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_
             return
         finally:
             in_flight.discard(name)
+        run.budget = newer(run.budget, from_response(resp.status_code, resp.headers))
         if resp.status_code == 429:
             run.retry_after_s = parse_retry_after(resp.headers.get("Retry-After"))
             run.answers[name] = SearchAnswer(name, "rate-limited", detail="HTTP 429")
