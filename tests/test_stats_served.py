@@ -130,7 +130,12 @@ def _data(**daily) -> dict:
             "fallbacks": {"fallbacks": 0, "bytes": 0, "by_tool": [], "by_library": [], "by_day": [],
                           "by_reason": [], "by_field": []},
             "daily": {"days": days, "captures": list(zero), "agent_reads": list(zero),
-                      "user_reads": list(zero), "calls_avoided": list(zero)}}
+                      "user_reads": list(zero), "calls_avoided": list(zero)},
+            "providers": [],
+            "budget": {"provider": "context7", "known": False, "limit": None, "remaining": None,
+                       "reset_epoch": None, "reset": None, "reset_passed": False, "policy": None,
+                       "retry_after_s": None, "status": None, "seen_epoch": None, "seen": None,
+                       "rate_limited_epoch": None, "rate_limited": None, "rate_limited_by": None}}
     for key, (i, v) in daily.items():
         data["daily"][key][i] = v
     return data

@@ -19,8 +19,9 @@ import time
 
 from memhooks.config import max_store_bytes
 from memhooks.recall.render import iso_utc
+from memhooks.recall import stats_providers
 from memhooks.recall.stats_model import check
-from memhooks.store import fallback_log, stats_queries
+from memhooks.store import fallback_log, provider_calls, stats_queries
 from memhooks.store.prune import cap_unmet
 from memhooks.store.serve_log import summary as serving
 from memhooks.store.vacuum import incremental_mode, store_files
@@ -149,5 +150,8 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "fallbacks": fallback_log.summary(conn, p),
         "daily": _daily(conn, p, now, DAYS, served),
     }
+    report["providers"] = stats_providers.providers(conn, p, served, report["fallbacks"])
+    # the budget is Context7's, whatever the project: rate limits seen in any project count
+    report["budget"] = stats_providers.budget(conn, now, provider_calls.summary(conn))
 
     return check(report)

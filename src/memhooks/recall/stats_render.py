@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memhooks.egress import one_line
-from memhooks.recall import stats_fallbacks
+from memhooks.recall import stats_fallbacks, stats_providers
 from memhooks.termtext import human_bytes, tokens
 
 if TYPE_CHECKING:
@@ -253,6 +253,7 @@ def render(data: dict, console=None) -> None:
                 reasons.add_row(cell(r["reason"], 300), f"{r['count']:,}")
             console.print(reasons)
     stats_fallbacks.render(data, console)
+    stats_providers.render(data, console)
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -436,6 +437,7 @@ def render_html(data: dict) -> str:
     parts.append(table("events", [("state", False), ("events", True)],
                        [[k, f"{v:,}"] for k, v in e["by_state"].items()]))
     parts.append(stats_fallbacks.html(data))
+    parts.append(stats_providers.html(data))
     parts.append("<footer>memhooks · this page is self-contained: no scripts, no network.</footer>"
                  "</body></html>\n")
     return "".join(parts)

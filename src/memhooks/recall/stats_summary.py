@@ -3,7 +3,10 @@ memhooks.recall.stats_render's, shown with --full)."""
 
 from __future__ import annotations
 
+from textwrap import wrap
+
 from memhooks.egress import one_line
+from memhooks.recall.stats_providers import budget_words, provider_words
 from memhooks.recall.stats_render import (
     CHART_ROWS,
     _short_path,
@@ -60,6 +63,9 @@ def summary_lines(data: dict) -> list[str]:
     states = e["by_state"]
     trouble = ", ".join(f"{states[k]:,} {k}" for k in ("pending", "failed") if states.get(k))
     lines.append(f"Events: {e['total']:,}" + (f" ({trouble})" if trouble else ", all projected"))
+    lines += provider_words(data.get("providers") or [])
+    if data.get("budget"):
+        lines += wrap(budget_words(data["budget"]), 80, subsequent_indent="  ")
     daily = data.get("daily") or {}
     days = daily.get("days") or []
     if days:
