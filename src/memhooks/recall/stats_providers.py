@@ -142,24 +142,31 @@ def provider_words(rows: list[dict], width: int = 80) -> list[str]:
 
 # ----------------------------------------------------------------------------- terminal, HTML
 
+HEAD = ("provider", "calls", "live", "served", "fallbacks", "avoided", "failed", "rate-limited",
+        "last rate-limited")
+
+
 def _cells(r: dict) -> list[str]:
     return [one_line(r["provider"], 40), *(f"{r[k]:,}" for k in ROW_KEYS),
             (r["last_rate_limited"] or "-")[:16].replace("T", " ")]
 
 
-HEAD = ("provider", "calls", "live", "served", "fallbacks", "avoided", "failed", "rate-limited",
-        "last rate-limited")
-
-
 def render(data: dict, console) -> None:
-    """The per-provider table and the budget line (every known provider, zeros included)."""
-    rows = data.get("providers") or []
-    table = Table(title="Calls per provider", title_justify="left")
-    for col in HEAD:
-        table.add_column(col, justify="left" if col in ("provider", "last rate-limited") else "right")
-    for r in rows:
-        table.add_row(*_cells(r))
-    console.print(table)
+    """The per-provider table (the providers with calls) and the budget line."""
+    rows = [r for r in data.get("providers") or [] if r["calls"] or r["fallbacks"]]
+    if rows:
+        table = Table(title="Calls per provider", title_justify="left")
+        for col in ("provider", "calls", "live", "served", "fallback", "avoided", "failed", "limited"):
+            table.add_column(col, justify="left" if col == "provider" else "right")
+        for r in rows:
+            table.add_row(*_cells(r)[:-1])
+        console.print(table)
+        limited = [f"{one_line(r['provider'], 40)} {r['last_rate_limited'][:16].replace('T', ' ')} UTC"
+                   for r in rows if r["last_rate_limited"]]
+        if limited:
+            console.print("Last rate-limited: " + ", ".join(limited), highlight=False, markup=False)
+    else:
+        console.print("Calls per provider: none journaled yet", highlight=False, markup=False)
     if data.get("budget"):
         console.print(budget_words(data["budget"]), highlight=False, markup=False)
 

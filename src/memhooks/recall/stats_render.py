@@ -132,6 +132,9 @@ def render(data: dict, console=None) -> None:
         console.print("\nNothing captured yet. Next:", highlight=False)
         for line in next_steps_lines():
             console.print(line, highlight=False, markup=False)
+        b = data.get("budget") or {}
+        if b.get("known") or b.get("rate_limited_epoch") is not None:  # a warm ran, say
+            console.print("\n" + stats_providers.budget_words(b), highlight=False, markup=False)
         return
 
     daily = data.get("daily") or {}

@@ -43,6 +43,9 @@ def summary_lines(data: dict) -> list[str]:
     if is_empty(data):
         note = events_note(data)
         lines += ([""] + [note] if note else []) + ["", "Nothing captured yet. Next:", *next_steps_lines()]
+        b = data.get("budget") or {}
+        if b.get("known") or b.get("rate_limited_epoch") is not None:  # a warm ran, say
+            lines += [""] + wrap(budget_words(b), 80, subsequent_indent="  ")
         return lines
     lines.append("")
     if sv.get("calls_avoided") or sv.get("insisted"):

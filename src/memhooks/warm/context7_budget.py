@@ -57,9 +57,9 @@ def count(value: str | None) -> int | None:
 def reset_at(value: str | None, now: float) -> float | None:
     """When the window resets: `value` is seconds from now, or a Unix time (a number larger
     than MAX_DELAY_S); None unless it falls within MAX_DELAY_S of now."""
-    n = count(value) if value is not None and len(value) <= 12 else None
-    if n is None:
+    if value is None or not _DIGITS.fullmatch(value):
         return None
+    n = int(value)  # at most 12 digits: below 10**12
     at = float(n) if n > MAX_DELAY_S else now + n
     return at if now <= at <= now + MAX_DELAY_S else None
 
