@@ -27,7 +27,7 @@ from memhooks.termtext import ago
 ROW_KEYS = ("calls", "live", "served", "fallbacks", "avoided", "failed", "rate_limited")
 
 
-def _by_provider(rows: list[dict], count_key: str) -> dict[str, int]:
+def _by_provider(rows: list[dict] | None, count_key: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in rows or []:
         provider = of_kind(r.get("tool"))
@@ -195,4 +195,7 @@ def _shown(value) -> str:
         return "unknown"
     if isinstance(value, int):
         return f"{value:,}"
-    return str(value).replace("T", " ").removesuffix("Z")
+    text = str(value)
+    if len(text) == 20 and text[10] == "T" and text.endswith("Z"):  # an ISO time: to the minute
+        return text[5:16].replace("T", " ") + " UTC"
+    return text

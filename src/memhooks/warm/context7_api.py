@@ -2,7 +2,9 @@
 
 `GET {CONTEXT7_API_URL}/v2/libs/search?libraryName=…&query=…`, with
 `Authorization: Bearer $CONTEXT7_API_KEY` when set (the key is never logged or
-stored). A 429 stops every request at once and reports Retry-After.
+stored). A 429 stops every request at once and reports Retry-After. Every answer's
+RateLimit-* / Retry-After headers are read strictly (memhooks.warm.context7_budget) and the
+latest figures kept in ``SearchRun.budget``, for the store's last known budget.
 
 The first request goes alone. When it fails in a way that says the API is not usable right
 now (no connection, a timeout or a server that never answers, a 5xx, an answer that is not
