@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 
 TOP_KEYS = {"schema", "generated_at", "project", "db", "documents", "captures", "access",
-            "tier1", "tier2", "events", "serving", "fallbacks", "daily"}
+            "tier1", "tier2", "events", "serving", "fallbacks", "daily", "providers", "budget"}
 
 
 def gathered(conn, *args, **kwargs) -> dict:
@@ -176,6 +176,22 @@ def test_cli_stats_json_keys_are_stable(filled):
         assert set(data[tier]) == {"total", "fresh", "negative", "negative_fresh", "hits", "misses",
                                    "hit_rate"}
     assert set(data["events"]) == {"total", "by_state", "skip_reasons", "failure_reasons"}
+    assert [r["provider"] for r in data["providers"]][:7] == [
+        "context7", "exa", "web", "ref", "docfork", "deepwiki", "gitmcp"]
+    for row in data["providers"]:
+        assert set(row) == {"provider", "calls", "live", "served", "fallbacks", "avoided", "failed",
+                            "rate_limited", "last_failure", "last_failed_epoch", "last_failed",
+                            "last_rate_limited_epoch", "last_rate_limited"}
+    assert set(data["budget"]) == {"provider", "known", "limit", "remaining", "reset_epoch", "reset",
+                                   "reset_passed", "policy", "retry_after_s", "status", "seen_epoch",
+                                   "seen", "rate_limited_epoch", "rate_limited", "rate_limited_by"}
+    # the filled store: project a's Context7 calls (a rate-limit answer and a failure among
+    # them), WebFetch, and project b's Exa fetch; no warm ran, so the budget is unknown
+    c7 = data["providers"][0]
+    assert (c7["live"], c7["served"], c7["calls"]) == (7, 0, 7)
+    assert c7["rate_limited"] == 2 and c7["failed"] == 2 and c7["last_rate_limited"] is not None
+    assert data["budget"]["known"] is False and data["budget"]["remaining"] is None
+    assert data["budget"]["rate_limited_by"] == "captured failure"
     res = runner.invoke(cli_main, ["stats", "--json", "--project", filled["b"]])
     assert res.exit_code == 0 and json.loads(res.output)["project"] == filled["b"]
 

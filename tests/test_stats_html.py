@@ -64,6 +64,19 @@ def page(store, tmp_path):
     with sqlite3.connect(str(store)) as conn:
         add_functions(conn)  # the FTS triggers read a document's text through document_text()
         conn.execute("UPDATE documents SET title = ? WHERE id = ?", (HOSTILE, doc_id))
+    # Context7's budget as warm's last search saw it (memhooks.warm.context7_budget's figures)
+    import time
+
+    from memhooks.store.connect import connect, transaction
+    from memhooks.store.warm_state import save_budget
+
+    kept = connect(str(store))
+    try:
+        with transaction(kept):
+            assert save_budget(kept, {"limit": 1000, "remaining": 640, "reset_at": time.time() + 7200,
+                                      "policy": "1000;w=86400", "status": 200, "seen_at": time.time() - 60})
+    finally:
+        kept.close()
     out = tmp_path / "stats.html"
     p = run([*MEMHOOKS, "stats", "--html", out])
     assert p.returncode == 0, p.stderr.decode()
@@ -105,10 +118,18 @@ def test_page_renders_in_headless_chromium(page, tmp_path):
     assert "Served from the store" in served and 'id="served-by-tool"' in served
     assert "context7-docs" in served and "/facebook/react" in served and 'class="hbar"' in served
     assert sum(int(v) for v in bars[60:90]) == 2  # calls avoided today
+    providers = rendered[rendered.index('<section id="providers">'):]
+    providers = providers[:providers.index("</section>")]
+    c7 = re.search(r"<tr><td>context7</td>((?:<td[^>]*>[^<]*</td>)+)</tr>", providers)
+    assert c7 is not None, providers
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", c7.group(1))
+    assert cells[2] == "2" and cells[4] == "2"  # served twice: two calls avoided
+    assert "640 of 1,000 requests left" in providers and 'id="budget"' in providers
+    assert "1000;w=86400" in providers
     assert "<script" not in rendered.split("</style>", 1)[1].lower()
     shot = tmp_path / "stats.png"
-    # tall enough to show the served-from-the-store section below the charts and tables
-    r = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1100,2800", url)
+    # tall enough to show the served-from-the-store and per-provider sections below the charts
+    r = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1100,3600", url)
     assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     keep = Path(os.environ.get("MEMHOOKS_SCREENSHOT_DIR", tmp_path))

@@ -92,8 +92,10 @@ def test_a_store_of_one_rate_limited_call_gets_the_empty_next_steps(store, tmp_p
     for cols in COLUMNS:
         out = cli("stats", cols=cols)
         assert "Nothing captured yet. Next:" in out
-        steps = out[out.index("Nothing captured yet. Next:"):]
-        assert steps == empty[empty.index("Nothing captured yet. Next:"):]  # the same next steps
+        steps, _, budget = out[out.index("Nothing captured yet. Next:"):].partition("\n\nContext7 budget:")
+        assert steps == empty[empty.index("Nothing captured yet. Next:"):].rstrip("\n")  # the same next steps
+        # and the rate-limit answer it captured: Context7's budget is spent, as far as is known
+        assert "last rate-limited just now (captured failure)" in " ".join(budget.split())
         assert "The journal holds 1 event (1 skipped), none of them documentation yet" in out
         assert "┏" not in out and all(len(ln) <= cols for ln in out.splitlines())
     data = json.loads(cli("stats", "--json"))
@@ -130,7 +132,12 @@ def _data(**daily) -> dict:
             "fallbacks": {"fallbacks": 0, "bytes": 0, "by_tool": [], "by_library": [], "by_day": [],
                           "by_reason": [], "by_field": []},
             "daily": {"days": days, "captures": list(zero), "agent_reads": list(zero),
-                      "user_reads": list(zero), "calls_avoided": list(zero)}}
+                      "user_reads": list(zero), "calls_avoided": list(zero)},
+            "providers": [],
+            "budget": {"provider": "context7", "known": False, "limit": None, "remaining": None,
+                       "reset_epoch": None, "reset": None, "reset_passed": False, "policy": None,
+                       "retry_after_s": None, "status": None, "seen_epoch": None, "seen": None,
+                       "rate_limited_epoch": None, "rate_limited": None, "rate_limited_by": None}}
     for key, (i, v) in daily.items():
         data["daily"][key][i] = v
     return data

@@ -17,11 +17,12 @@ from memhooks import config
 from memhooks.config import canonical_path, db_path
 from memhooks.ingest.adapters import route
 from memhooks.ingest.adapters.ctx7_cli import command_of as ctx7_command_of
+from memhooks.ingest.calls import RATE_LIMITS, call_of
 from memhooks.ingest.records import AdapterResult
 from memhooks.log import log_exception
 from memhooks.redact import redact_text
 from memhooks.sqltext import storable, storable_path, storable_tree, str_or_none
-from memhooks.store import compact, health, journal, packs
+from memhooks.store import compact, health, journal, packs, provider_calls
 from memhooks.store.admission import Refused
 from memhooks.store.connect import connect, transaction
 from memhooks.store.forget import drop_payload
@@ -70,6 +71,7 @@ class _Parsed:
     at: float | None = None  # original time of an imported event (a transcript's)
     received_at: float | None = None  # when the hook journaled it
     blobs: dict = field(default_factory=dict)  # long strings of a reference payload, by SHA-256
+    call: tuple[str, str | None] | None = None  # (provider, failure) for the per-provider tally
 
 
 def _imported_at(event: dict) -> float | None:
@@ -110,6 +112,10 @@ def parse_event(event_id: int, payload: str, project: str | None) -> _Parsed:
     if name is None:
         parsed.state, parsed.error = "failed", "payload has no hook_event_name"
         return parsed
+    try:
+        parsed.call = call_of(event)
+    except Exception as exc:  # noqa: BLE001 - the tally never fails an event
+        log_exception(f"provider tally: {type(exc).__name__}")
     if name in ("PostToolUse", "PostToolUseFailure") and not event.get("memhooks_metadata_only"):
         bash_lookup = cols["tool_name"] == "Bash" and ctx7_command_of(event.get("tool_input")) is not None
         if not is_captured(cols["tool_name"]) and not bash_lookup:
@@ -307,6 +313,11 @@ def _commit_batch(conn, batch: list[_Parsed], report: IngestReport) -> None:
                     # admission refused every row of the event: an error, not a capture
                     p.state, p.error = "skipped", storable(f"refused: {reason}"[:500])
                     journal.mark_skipped(conn, p.event_id, p.error)
+            if p.call is not None:
+                provider, failure = p.call
+                provider_calls.count(conn, provider=provider, project=p.columns.get("project"),
+                                     at=p.at if p.at is not None else p.received_at or now,
+                                     failure=failure, rate_limited=failure in RATE_LIMITS, now=now)
             if p.blobs and _kept_as_reference(conn, p.event_id):
                 # (not when the user forgot every document of it: its payload was dropped)
                 compact.store_blobs(conn, p.blobs, now)

@@ -18,9 +18,10 @@ import os
 import time
 
 from memhooks.config import max_store_bytes
+from memhooks.recall import stats_providers
 from memhooks.recall.render import iso_utc
 from memhooks.recall.stats_model import check
-from memhooks.store import fallback_log, stats_queries
+from memhooks.store import fallback_log, provider_calls, stats_queries
 from memhooks.store.prune import cap_unmet
 from memhooks.store.serve_log import summary as serving
 from memhooks.store.vacuum import incremental_mode, store_files
@@ -103,6 +104,7 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
     counters = {(r["tier"], r["outcome"]): r["count"] or 0 for r in stats_queries.stats_counters(conn, p)}
 
     served = serving(conn, p)
+    fallbacks = fallback_log.summary(conn, p)
     # A served Context7 docs call is a tier2 hit, as a lc-cache-lookup-docs hit is: both answer
     # (library, topic) from the store under the same rules, so the hit rate and the calls
     # avoided count them alike.
@@ -146,8 +148,11 @@ def gather(conn, db_path: str, project: str | None = None, now: float | None = N
         "events": {"total": sum(by_state.values()), "by_state": by_state,
                    "skip_reasons": reasons("skipped", 50), "failure_reasons": reasons("failed", 20)},
         "serving": served,
-        "fallbacks": fallback_log.summary(conn, p),
+        "fallbacks": fallbacks,
         "daily": _daily(conn, p, now, DAYS, served),
+        "providers": stats_providers.providers(conn, p, served, fallbacks),
+        # the budget is Context7's, whatever the project: rate limits seen in any project count
+        "budget": stats_providers.budget(conn, now, provider_calls.summary(conn)),
     }
 
     return check(report)

@@ -192,6 +192,40 @@ class Daily(_Strict):
     calls_avoided: list[Count]
 
 
+class ProviderRow(_Strict):
+    provider: str  # context7 (the ctx7 CLI included), exa, web, ref, docfork, deepwiki, gitmcp, or a declared source
+    calls: Count
+    live: Count
+    served: Count
+    fallbacks: Count
+    avoided: Count
+    failed: Count
+    rate_limited: Count
+    last_failure: str | None
+    last_failed_epoch: Epoch
+    last_failed: str | None
+    last_rate_limited_epoch: Epoch
+    last_rate_limited: str | None
+
+
+class Budget(_Strict):
+    provider: Literal["context7"]
+    known: bool
+    limit: Count | None
+    remaining: Count | None
+    reset_epoch: Epoch
+    reset: str | None
+    reset_passed: bool
+    policy: str | None
+    retry_after_s: float | int | None
+    status: Count | None
+    seen_epoch: Epoch
+    seen: str | None
+    rate_limited_epoch: Epoch
+    rate_limited: str | None
+    rate_limited_by: Literal["api", "captured failure"] | None
+
+
 class StatsReport(_Strict):
     schema_: Literal[1] = Field(alias="schema")  # `schema` would shadow a BaseModel method
     generated_at: str
@@ -206,6 +240,8 @@ class StatsReport(_Strict):
     serving: Serving
     fallbacks: Fallbacks
     daily: Daily
+    providers: list[ProviderRow]
+    budget: Budget
 
 
 def check(report: dict) -> dict:

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memhooks.egress import one_line
-from memhooks.recall import stats_fallbacks
+from memhooks.recall import stats_fallbacks, stats_providers
 from memhooks.termtext import human_bytes, tokens
 
 if TYPE_CHECKING:
@@ -132,6 +132,9 @@ def render(data: dict, console=None) -> None:
         console.print("\nNothing captured yet. Next:", highlight=False)
         for line in next_steps_lines():
             console.print(line, highlight=False, markup=False)
+        b = data.get("budget") or {}
+        if b.get("known") or b.get("rate_limited_epoch") is not None:  # a warm ran, say
+            console.print("\n" + stats_providers.budget_words(b), highlight=False, markup=False)
         return
 
     daily = data.get("daily") or {}
@@ -253,6 +256,7 @@ def render(data: dict, console=None) -> None:
                 reasons.add_row(cell(r["reason"], 300), f"{r['count']:,}")
             console.print(reasons)
     stats_fallbacks.render(data, console)
+    stats_providers.render(data, console)
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -436,6 +440,7 @@ def render_html(data: dict) -> str:
     parts.append(table("events", [("state", False), ("events", True)],
                        [[k, f"{v:,}"] for k, v in e["by_state"].items()]))
     parts.append(stats_fallbacks.html(data))
+    parts.append(stats_providers.html(data))
     parts.append("<footer>memhooks · this page is self-contained: no scripts, no network.</footer>"
                  "</body></html>\n")
     return "".join(parts)

@@ -3,7 +3,10 @@ memhooks.recall.stats_render's, shown with --full)."""
 
 from __future__ import annotations
 
+from textwrap import wrap
+
 from memhooks.egress import one_line
+from memhooks.recall.stats_providers import budget_words, provider_words
 from memhooks.recall.stats_render import (
     CHART_ROWS,
     _short_path,
@@ -40,6 +43,9 @@ def summary_lines(data: dict) -> list[str]:
     if is_empty(data):
         note = events_note(data)
         lines += ([""] + [note] if note else []) + ["", "Nothing captured yet. Next:", *next_steps_lines()]
+        b = data.get("budget") or {}
+        if b.get("known") or b.get("rate_limited_epoch") is not None:  # a warm ran, say
+            lines += [""] + wrap(budget_words(b), 80, subsequent_indent="  ")
         return lines
     lines.append("")
     if sv.get("calls_avoided") or sv.get("insisted"):
@@ -60,6 +66,9 @@ def summary_lines(data: dict) -> list[str]:
     states = e["by_state"]
     trouble = ", ".join(f"{states[k]:,} {k}" for k in ("pending", "failed") if states.get(k))
     lines.append(f"Events: {e['total']:,}" + (f" ({trouble})" if trouble else ", all projected"))
+    lines += provider_words(data.get("providers") or [])
+    if data.get("budget"):
+        lines += wrap(budget_words(data["budget"]), 80, subsequent_indent="  ")
     daily = data.get("daily") or {}
     days = daily.get("days") or []
     if days:

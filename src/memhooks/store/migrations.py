@@ -606,6 +606,29 @@ def m019_leaner_indexes(db):
     for sql in LEANER_FTS_SQL:
         db.execute(sql)
 
+
+@migration
+def m020_provider_calls(db):
+    """Calls per documentation provider (context7, with the ctx7 CLI's; exa; web; ref; docfork;
+    deepwiki; gitmcp; a declared source by its name) and project, as the ingester projects
+    each journaled PostToolUse / PostToolUseFailure event: how many, how many failed, how
+    many of those were rate-limit or quota answers, and when the last of each was. Derived
+    from the journal (a reindex rebuilds it)."""
+    db.execute("""CREATE TABLE IF NOT EXISTS provider_calls (
+        provider TEXT NOT NULL,
+        project TEXT NOT NULL DEFAULT '',
+        calls INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        rate_limited INTEGER NOT NULL DEFAULT 0,
+        first_at REAL,
+        last_at REAL,
+        last_failed_at REAL,
+        last_failure TEXT,
+        last_rate_limited_at REAL,
+        PRIMARY KEY (provider, project)
+    ) WITHOUT ROWID""")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)  # PRAGMA user_version of an up-to-date store
 if SCHEMA_VERSION != _sqlite_file.SCHEMA_VERSION:  # the hot paths' copy of the number: one truth
     raise ImportError(f"memhooks.store.sqlite_file.SCHEMA_VERSION is {_sqlite_file.SCHEMA_VERSION}, "

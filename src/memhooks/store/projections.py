@@ -344,7 +344,7 @@ def _text(record: dict, key: str, refusal: str) -> str:
     return value
 
 
-DERIVED_TABLES = ("tier2", "capture_rows", "capture_contexts", "documents")  # derived from the journal, but:
+DERIVED_TABLES = ("tier2", "capture_rows", "capture_contexts", "documents", "provider_calls")  # derived from the journal, but:
 # the pages `memhooks add` stored come from no event: a reindex keeps them (store.sources)
 NOT_DERIVED = {"documents": " WHERE id NOT IN (SELECT document_id FROM sources WHERE document_id IS NOT NULL)"}
 

@@ -24,7 +24,7 @@ BUSY_TIMEOUT_MS = 5_000  # >= 5 s; below the hooks.json timeout so a spool can s
 # PRAGMA user_version of an up-to-date store: len(memhooks.store.migrations.MIGRATIONS), which
 # refuses to load when the two differ. A constant here, so a reader that checks the schema
 # does not load the migration list (~18 KB of bytecode) on every lookup.
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 # The same for the journal: len(memhooks.store.journal_migrations.JOURNAL_MIGRATIONS) (a test
 # holds them equal), so the capture hook loads those only for a journal that lacks some.
 JOURNAL_SCHEMA_VERSION = 3

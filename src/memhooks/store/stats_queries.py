@@ -1,9 +1,13 @@
 """The read queries behind `memhooks stats` (standard library only; see memhooks.store.queries
 for the conventions: parameters bound, rows as sqlite3.Row)."""
 
+import json
 import sqlite3
 
 from memhooks.store.queries import _rows
+from memhooks.store.warm_state import BUDGET_KEY, clean_budget
+
+MAX_BUDGET_VALUE = 2000  # the stored figures are a few hundred characters
 
 # ----------------------------------------------------------------------------- stats
 # With a project, documents count when captured in it (or first stored for it); captures,
@@ -144,3 +148,18 @@ def reads_by_document(conn, ids: list[int]) -> dict[int, tuple[int, int]]:
                  " FROM documents d JOIN document_reads r ON r.content_hash = d.content_hash"
                  f" WHERE d.id IN ({marks}) GROUP BY d.id", tuple(ids)).fetchall()
     return {r["id"]: (r["agent"] or 0, r["user"] or 0) for r in rows}
+
+
+def context7_budget(conn, now: float) -> dict | None:
+    """Context7's last known budget (memhooks.store.warm_state.save_budget), checked again as
+    it is read; None when none was seen (or the store has no api_state table)."""
+    try:
+        row = conn.execute("SELECT value FROM api_state WHERE key = ?", (BUDGET_KEY,)).fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None or not isinstance(row[0], str) or len(row[0]) > MAX_BUDGET_VALUE:
+        return None
+    try:
+        return clean_budget(json.loads(row[0]), now)
+    except (ValueError, RecursionError):
+        return None

@@ -2,7 +2,9 @@
 
 `GET {CONTEXT7_API_URL}/v2/libs/search?libraryName=…&query=…`, with
 `Authorization: Bearer $CONTEXT7_API_KEY` when set (the key is never logged or
-stored). A 429 stops every request at once and reports Retry-After.
+stored). A 429 stops every request at once and reports Retry-After. Every answer's
+RateLimit-* / Retry-After headers are read strictly (memhooks.warm.context7_budget) and the
+latest figures kept in ``SearchRun.budget``, for the store's last known budget.
 
 The first request goes alone. When it fails in a way that says the API is not usable right
 now (no connection, a timeout or a server that never answers, a 5xx, an answer that is not
@@ -33,6 +35,7 @@ from memhooks.config import context7_api_url
 from memhooks.egress import one_line
 from memhooks.log import log_error
 from memhooks.names import checked_library_id, valid_version
+from memhooks.warm.context7_budget import from_response, newer
 
 MAX_CONCURRENCY = 8
 DEFAULT_RETRY_AFTER_S = 600.0
@@ -116,6 +119,9 @@ class SearchRun:
     fault: Fault | None = None  # the first request failed: back off, and why
     fault_detail: str = ""
     requests: int = 0  # requests sent (including ones that got no answer)
+    #: the latest figures the API's RateLimit-* / Retry-After headers gave
+    #: (memhooks.warm.context7_budget.from_response), None when no answer had any
+    budget: dict | None = None
 
     @property
     def unreachable(self) -> bool:
@@ -233,6 +239,7 @@ async def _search_all(names, budget_s, query_for, want, run: SearchRun, request_
             return
         finally:
             in_flight.discard(name)
+        run.budget = newer(run.budget, from_response(resp.status_code, resp.headers))
         if resp.status_code == 429:
             run.retry_after_s = parse_retry_after(resp.headers.get("Retry-After"))
             run.answers[name] = SearchAnswer(name, "rate-limited", detail="HTTP 429")

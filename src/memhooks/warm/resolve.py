@@ -24,7 +24,13 @@ from memhooks.store.connect import transaction
 from memhooks.store.projections import refresh_tier1_version
 from memhooks.store.projections import upsert_library as _upsert_library
 from memhooks.store.projections import upsert_tier1 as _upsert_tier1
-from memhooks.store.warm_state import clear_api_fault, delete_api_state, save_warm_state, set_api_state
+from memhooks.store.warm_state import (
+    clear_api_fault,
+    delete_api_state,
+    save_budget,
+    save_warm_state,
+    set_api_state,
+)
 from memhooks.warm import settings
 from memhooks.warm.agree import agrees
 from memhooks.warm.context import (
@@ -319,8 +325,11 @@ def _ask_api(conn, result: WarmResult, entries: list[Resolved], todo: list[Resol
 
 def _record_api(conn, project: str, result: WarmResult, run, todo: list[Resolved],
                 now: float) -> None:
-    """What the API said: the back-off state, the libraries it found, the names it did not
-    know (a negative tier1 entry) or failed on (a short-lived error entry)."""
+    """What the API said: the back-off state, its budget headers (the last known budget), the
+    libraries it found, the names it did not know (a negative tier1 entry) or failed on (a
+    short-lived error entry)."""
+    if run.budget is not None:
+        save_budget(conn, run.budget, now)
     if run.fault is not None:
         # Back off across sessions: Retry-After after a 429; the error TTL after a
         # timeout, a hang, a refused connection, a 5xx or a garbage answer.
