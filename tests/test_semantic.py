@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from memhooks.recall import semantic
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SETUP = """
@@ -99,7 +101,6 @@ def test_the_model_loads_offline_and_vectors_follow_sections(tmp_path):
 
 
 def test_the_rerank_keeps_bm25s_order_unless_the_embedding_is_clearly_surer():
-    from memhooks.recall import semantic
     bm25 = [(10, 1), (20, 2), (30, 3)]
     # equal cosines: BM25's order
     assert semantic.rerank(bm25, [], {1: 0.4, 2: 0.4, 3: 0.4}) == [10, 20, 30]
