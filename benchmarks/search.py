@@ -10,7 +10,11 @@ benchmarks/search_corpus/questions.json (graded 3/2/1 by hand) is asked through
 search.search_documents. A result names a page by its URL (without the #anchor); the
 first five distinct pages are judged. Printed: Recall@5, MRR (over the top 5), nDCG@5
 (gain 2^grade - 1) and Hit@1/3/5, overall, per intent and per library, and the query
-p50/p95. `--library` passes the question's library as the library argument.
+p50/p95; then the same for each half of the questions. The split is by question: those at
+even positions of questions.json (0, 2, 4, ...) are the tuning half, on which ranking
+parameters are chosen (the [semantic] extra's K and BETA, its embedded text); those at odd
+positions are the check half, never tuned on. `--library` passes the question's library as
+the library argument; `--semantic` turns on the [semantic] extra's hybrid ranking.
 
 Latency (`--latency`): search latency over 50,000 documents, storage overhead,
 and `memhooks mcp` start-up.
@@ -327,10 +331,13 @@ def _mean(rows: list[dict]) -> dict[str, float]:
     return {m: statistics.fmean(r[m] for r in rows) for m in METRICS}
 
 
+HALVES = {"tuning half (even positions)": 0, "check half (odd positions)": 1}
+
+
 def relevance(conn, questions: list[dict], by_library: bool, rounds: int = 3) -> dict:
     per: list[dict] = []
     times: list[float] = []
-    for q in questions:
+    for n, q in enumerate(questions):
         rel = {page_url(p): g for p, g in q["rel"].items()}
         kwargs: dict[str, Any] = {"library": SETS[q["library"]][0]} if by_library else {}
         results = search_documents(conn, q["q"], 10, **kwargs)
@@ -340,9 +347,17 @@ def relevance(conn, questions: list[dict], by_library: bool, rounds: int = 3) ->
             times.append((time.perf_counter() - t) * 1000)
         got = judged(results)
         per.append({**scores(got, rel), "q": q["q"], "intent": q["intent"], "library": q["library"],
-                    "got": got})
+                    "got": got, "half": n % 2, "ms": times[-rounds:]})
+    out = _summary(per)
+    out["questions"] = per
+    out["halves"] = {name: _summary([r for r in per if r["half"] == h]) for name, h in HALVES.items()}
+    return out
+
+
+def _summary(per: list[dict]) -> dict:
+    times = [t for r in per for t in r["ms"]]
     out: dict[str, Any] = {"all": _mean(per), "n": len(per), "p50_ms": pct(times, 50), "p95_ms": pct(times, 95),
-           "intent": {}, "library": {}, "questions": per}
+                           "intent": {}, "library": {}}
     for key in ("intent", "library"):
         for value in sorted({r[key] for r in per}):
             rows = [r for r in per if r[key] == value]
@@ -391,6 +406,9 @@ def main_relevance(args) -> int:
     print(f"{n_sections:,} sections; compressed texts {body / 2**20:.1f} MiB, documents_fts "
           f"{sizes['documents_fts'] / 2**20:.1f} MiB, sections_fts {sizes['sections_fts'] / 2**20:.1f} MiB")
     print_relevance(res)
+    for name, half in res["halves"].items():
+        print(f"\n{name}")
+        print_relevance(half)
     if args.verbose:
         for r in res["questions"]:
             if r["hit@1"] < 1 or r["recall@5"] < 1:

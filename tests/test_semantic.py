@@ -1,7 +1,8 @@
 """The optional hybrid ranking (`memhooks[semantic]`, memhooks.recall.semantic): the model
 loads from the installed package with no network, vectors are kept per section and go with
-it, BM25 and the embedding are fused by reciprocal rank; without the extra, search is BM25
-alone and says so once in memhooks.log. Each case runs as its own process on a real store."""
+it, BM25's pages are reranked by their rank plus the cosine of the section that found them;
+without the extra, search is BM25 alone and says so once in memhooks.log. Each case with a
+store runs as its own process on a real one."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from memhooks.recall import semantic
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,6 +44,14 @@ with transaction(conn):
     conn.execute("DELETE FROM documents WHERE id = ?", (ids[0],))
 out["vectors_after_delete"] = conn.execute("SELECT count(*) FROM section_vectors").fetchone()[0]
 out["ids"] = ids
+# a page written after the vectors were read is searched too (the cached matrix notices)
+with transaction(conn):
+    new = upsert_document(conn, project="/p", source="https://e/new", source_tool="webfetch",
+                          type="web-page", provenance="capture", content="# Bicycles\\n\\nPump the tyres.",
+                          title="Bicycles", url="https://e/new")[0]
+out["new"] = new
+out["after_new"] = [r["id"] for r in search.search_documents(conn, "engine oil")]
+out["vectors_after_new"] = conn.execute("SELECT count(*) FROM section_vectors").fetchone()[0]
 print(json.dumps(out))
 """
 
@@ -85,4 +96,19 @@ def test_the_model_loads_offline_and_vectors_follow_sections(tmp_path):
     assert set(got["oil"]) == set(got["ids"])  # fused: the embedding adds the page no word matched
     assert got["oil"][0] in (got["ids"][0], got["ids"][2])
     assert "semantic" in got["how"]
+    assert got["new"] in got["after_new"] and got["vectors_after_new"] == 3  # 2 left + the new page's
     assert not [line for line in log_lines(tmp_path) if "semantic" in line]
+
+
+def test_the_rerank_keeps_bm25s_order_unless_the_embedding_is_clearly_surer():
+    bm25 = [(10, 1), (20, 2), (30, 3)]
+    # equal cosines: BM25's order
+    assert semantic.rerank(bm25, [], {1: 0.4, 2: 0.4, 3: 0.4}) == [10, 20, 30]
+    # one rank is worth about 1 / ((K + 1) * BETA) of cosine (0.065): a small edge does not
+    # reorder, a clear one does
+    assert semantic.rerank(bm25, [], {1: 0.40, 2: 0.43, 3: 0.40}) == [10, 20, 30]
+    assert semantic.rerank(bm25, [], {1: 0.40, 2: 0.55, 3: 0.40}) == [20, 10, 30]
+    # a page only the embedding found competes with its cosine alone: after BM25's pages
+    assert semantic.rerank(bm25, [(40, 4, 0.9), (10, 1, 0.9)], {1: 0.4, 2: 0.4, 3: 0.4}) == [10, 20, 30, 40]
+    # a section with no vector counts as cosine 0
+    assert semantic.rerank(bm25, [], {2: 0.4, 3: 0.4})[-1] == 10

@@ -212,20 +212,24 @@ def _substring_snippet(conn, doc_id: int, needle: str) -> str:
     return ("… " if start else "") + text[start:end] + (" …" if end < len(text) else "")
 
 
-HYBRID_DEPTH = 20  # pages of each ranking fused
+HYBRID_DEPTH = 30  # BM25's pages reranked with the embedding (20 found fewer of the pages that help)
 
 
-def _hybrid(conn, query: str, q: Query, limit: int, libraries, hits: list) -> list:
-    """BM25's pages and the embedding's (memhooks.recall.semantic) fused by reciprocal rank;
-    a page only the embedding found is a `semantic` match."""
+def _hybrid(conn, query: str, q: Query, limit: int, libraries) -> list:
+    """BM25's pages reranked with the embedding (memhooks.recall.semantic.rerank): its rank,
+    plus the cosine of the section that found each page. When BM25 finds fewer pages than
+    asked for, the embedding's nearest pages compete too (a `semantic` match)."""
     depth = max(limit, HYBRID_DEPTH)
-    bm25 = hits if len(hits) >= depth else list(_section_search(conn, q, depth, libraries))
-    allowed = queries.library_document_ids(conn, libraries) if libraries is not None else None
-    near = semantic.ranked_pages(conn, query, depth, allowed)
+    bm25 = list(_section_search(conn, q, depth, libraries))
+    cos = semantic.cosines(conn, query, [h[1] for h in bm25])
+    near: list[tuple[int, int, float]] = []
+    if len(bm25) < limit:
+        allowed = queries.library_document_ids(conn, libraries) if libraries is not None else None
+        near = semantic.nearest(conn, query, depth, allowed)
     by_doc = {h[0]: h for h in bm25}
     for doc, sid, score in near:
         by_doc.setdefault(doc, (doc, sid, -score, "semantic", ""))
-    order = semantic.fuse([h[0] for h in bm25], [n[0] for n in near], weights=(semantic.BM25_WEIGHT, 1.0))
+    order = semantic.rerank([(h[0], h[1]) for h in bm25], near, cos)
     return [by_doc[d] for d in order[:limit]]
 
 
@@ -289,9 +293,10 @@ def search_documents(conn, query: str | None, limit: int = 10, *, touch: bool = 
     q = Query(query)
     hits: list[tuple[int, int | None, float | None, str, str]] = []  # (doc, section, score, how, match)
     if q.terms:
-        hits = list(_section_search(conn, q, limit, libraries))
         if semantic.available():
-            hits = _hybrid(conn, query, q, limit, libraries, hits)
+            hits = _hybrid(conn, query, q, limit, libraries)
+        else:
+            hits = list(_section_search(conn, q, limit, libraries))
     needle = None
     if not hits:
         needle = query.strip()[:LIKE_NEEDLE_MAX]

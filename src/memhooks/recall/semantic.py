@@ -4,10 +4,16 @@ MEMHOOKS_SEMANTIC=1 (off by default).
 The model is WordLlama's `l2_supercat` at 256 dimensions (the `wordllama` package, MIT; its
 weights, 16 MB, and tokenizer ship inside the wheel): a static embedding, the mean of token
 vectors, fast on a CPU and loaded from the installed package only, never downloaded.
-Each section's vector (normalised, float32) is kept in `section_vectors`; the sections that
-have none yet are embedded when a search needs them. A query's vector ranks sections by
-cosine similarity (numpy), and memhooks.recall.search fuses that ranking with BM25's by
-reciprocal rank.
+A section is embedded as its page title, heading path and the first `EMBED_BODY_CHARS`
+characters of its text (what the section is about; a mean over a long text drifts towards
+any page's average). Each section's vector (normalised, float32) is kept in
+`section_vectors`; the sections that have none yet are embedded when a search needs them.
+
+memhooks.recall.search reranks BM25's pages with it: a page's score is its BM25 rank,
+as (k + 1) / (k + rank + 1), plus `BETA` times the cosine between the query and the
+section BM25 chose for the page (`rerank`); a page BM25 did not find but whose section
+is among the query's nearest competes with its cosine alone. BM25 decides the order
+unless the embedding is clearly surer, so the words of the question keep their weight.
 
 Without the extra (or with it turned off) `available()` is False and search is BM25 alone;
 asked for but missing, it says so once in memhooks.log.
@@ -22,12 +28,12 @@ from pathlib import Path
 from memhooks.log import log_error
 from memhooks.store.connect import transaction
 
-MODEL = "wordllama-l2_supercat-256"
+MODEL = "wordllama-l2_supercat-256-head300"  # the model, and what of a section it embeds
 WEIGHTS = ("weights", "l2_supercat_256.safetensors")
 TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 EMBED_BATCH = 256
 MAX_EMBED_CHARS = 4000
-RRF_K = 60
+EMBED_BODY_CHARS = 300  # of a section's text embedded after its title and headings
 
 _STATE: dict = {}
 _EXTRA: dict = {}
@@ -88,15 +94,29 @@ def embed(texts: list[str]):
     return vecs / np.where(norms == 0, 1, norms)
 
 
+def section_text(title, headings, body) -> str:
+    """What of a section is embedded: page title, heading path, the start of its text."""
+    return f"{title or ''} {headings or ''} {(body or '')[:EMBED_BODY_CHARS]}"
+
+
+def _version(conn) -> tuple:
+    """Changes when anything commits to the store: another connection (data_version), this
+    one (total_changes), or the sections themselves (a new connection's counters start over)."""
+    return (id(conn), conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes,
+            *conn.execute("SELECT count(*), max(id) FROM sections").fetchone())
+
+
 def ensure_vectors(conn) -> int:
     """Embed and keep the sections that have no vector of this model yet; how many."""
-    rows = conn.execute(
-        "SELECT t.id, t.title, t.headings, t.body FROM section_texts t LEFT JOIN section_vectors v"
-        " ON v.section_id = t.id AND v.model = ? WHERE v.section_id IS NULL", (MODEL,)).fetchall()
+    missing = [r[0] for r in conn.execute(
+        "SELECT s.id FROM sections s LEFT JOIN section_vectors v ON v.section_id = s.id AND v.model = ?"
+        " WHERE v.section_id IS NULL ORDER BY s.id", (MODEL,))]
     done = 0
-    for start in range(0, len(rows), EMBED_BATCH):
-        batch = rows[start:start + EMBED_BATCH]
-        vecs = embed([" ".join(str(x or "") for x in r[1:]) for r in batch])
+    for start in range(0, len(missing), EMBED_BATCH):
+        ids = missing[start:start + EMBED_BATCH]
+        batch = conn.execute(f"SELECT id, title, headings, body FROM section_texts WHERE id IN "
+                             f"({','.join('?' * len(ids))})", ids).fetchall()
+        vecs = embed([section_text(r[1], r[2], r[3]) for r in batch])
         try:
             with transaction(conn):
                 conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, model, vector)"
@@ -109,35 +129,64 @@ def ensure_vectors(conn) -> int:
 
 
 def _matrix(conn):
-    """(section ids, document ids, vectors) of every kept section vector, cached while the
-    store's vector count and newest id are unchanged."""
+    """(section ids, document ids, vectors) of every section, its missing vectors embedded
+    first; cached until the store changes."""
     np = extra()["np"]
-    key = conn.execute("SELECT count(*), max(section_id) FROM section_vectors WHERE model = ?",
-                       (MODEL,)).fetchone()
-    if _STATE.get("key") == (id(conn), *key):
+    if _STATE.get("version") == _version(conn):
         return _STATE["matrix"]
+    ensure_vectors(conn)
     rows = conn.execute("SELECT v.section_id, s.document_id, v.vector FROM section_vectors v"
                         " JOIN sections s ON s.id = v.section_id WHERE v.model = ?", (MODEL,)).fetchall()
     sids = np.array([r[0] for r in rows], dtype=np.int64)
     docs = np.array([r[1] for r in rows], dtype=np.int64)
     vecs = (np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
             if rows else np.zeros((0, 1), dtype=np.float32))
-    _STATE["key"], _STATE["matrix"] = (id(conn), *key), (sids, docs, vecs)
+    _STATE["version"], _STATE["matrix"] = _version(conn), (sids, docs, vecs)
     return sids, docs, vecs
 
 
-def ranked_pages(conn, query: str, limit: int, allowed: set[int] | None = None) -> list[tuple[int, int, float]]:
-    """(document id, best section id, cosine) of the pages nearest the query, best first.
+def cosines(conn, query: str, section_ids) -> dict[int, float]:
+    """The cosine between the query and each of these sections, by section id; a section
+    with no vector of this model yet is embedded now and its vector kept."""
+    np = extra()["np"]
+    ids = list(dict.fromkeys(int(i) for i in section_ids))
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    got = {r[0]: r[1] for r in conn.execute(
+        f"SELECT section_id, vector FROM section_vectors WHERE model = ? AND section_id IN ({marks})",
+        (MODEL, *ids))}
+    missing = [i for i in ids if i not in got]
+    if missing:
+        rows = conn.execute(f"SELECT id, title, headings, body FROM section_texts WHERE id IN "
+                            f"({','.join('?' * len(missing))})", missing).fetchall()
+        if rows:
+            vecs = embed([section_text(r[1], r[2], r[3]) for r in rows])
+            got.update((r[0], v.tobytes()) for r, v in zip(rows, vecs, strict=True))
+            try:
+                with transaction(conn):
+                    conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, model, vector)"
+                                     " VALUES (?, ?, ?)", [(r[0], MODEL, v.tobytes()) for r, v in zip(rows, vecs, strict=True)])
+            except sqlite3.Error as exc:
+                log_error(f"semantic search: vectors not kept ({exc})")
+    have = [i for i in ids if i in got]
+    if not have:
+        return {}
+    matrix = np.frombuffer(b"".join(got[i] for i in have), dtype=np.float32).reshape(len(have), -1)
+    return dict(zip(have, (float(x) for x in matrix @ embed([query])[0]), strict=True))
+
+
+def nearest(conn, query: str, limit: int, allowed: set[int] | None = None) -> list[tuple[int, int, float]]:
+    """The pages nearest the query over every section's vector (the missing ones embedded
+    first), best first, as (document id, best section id, cosine), at most `limit`.
     `allowed`: only these documents (a library's)."""
     np = extra()["np"]
-    ensure_vectors(conn)
     sids, docs, vecs = _matrix(conn)
     if not len(sids):
         return []
     scores = vecs @ embed([query])[0]
-    order = np.argsort(-scores)
     out: dict[int, tuple[int, int, float]] = {}
-    for i in order:
+    for i in np.argsort(-scores):
         doc = int(docs[i])
         if doc in out or (allowed is not None and doc not in allowed):
             continue
@@ -147,14 +196,18 @@ def ranked_pages(conn, query: str, limit: int, allowed: set[int] | None = None) 
     return list(out.values())
 
 
-BM25_WEIGHT = 3.0  # BM25's ranking counts 3x the embedding's in the fusion (chosen on the benchmark)
+K = 30       # how flat BM25's rank term is: (K + 1) / (K + rank + 1), 1 for its first page
+BETA = 0.5   # the cosine's weight (K and BETA chosen on the benchmark's tuning half)
 
 
-def fuse(*rankings: list[int], k: int = RRF_K, weights: tuple[float, ...] | None = None) -> list[int]:
-    """Reciprocal rank fusion of ranked id lists: sum of weight / (k + rank)."""
+def rerank(bm25: list[tuple[int, int]], near: list[tuple[int, int, float]], cos: dict[int, float],
+           k: float = K, beta: float = BETA) -> list[int]:
+    """Document ids by (k + 1) / (k + BM25 rank + 1) + beta * cosine of the page's section.
+    `bm25`: (document, section) best first; `near`: the embedding's nearest pages
+    (document, section, cosine), which compete with their cosine alone when BM25 missed them."""
     score: dict[int, float] = {}
-    for n, ranking in enumerate(rankings):
-        w = weights[n] if weights else 1.0
-        for rank, item in enumerate(ranking):
-            score[item] = score.get(item, 0.0) + w / (k + rank + 1)
-    return sorted(score, key=lambda item: -score[item])
+    for rank, (doc, sid) in enumerate(bm25):
+        score.setdefault(doc, (k + 1) / (k + rank + 1) + beta * cos.get(sid, 0.0))
+    for doc, _sid, c in near:
+        score.setdefault(doc, beta * c)
+    return sorted(score, key=lambda d: -score[d])
