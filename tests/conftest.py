@@ -175,3 +175,11 @@ def fold_reads(conn_or_db) -> int:
         with closing(connect(str(conn_or_db))) as conn:
             return fold_reads_log(conn, str(conn_or_db))
     return fold_reads_log(conn_or_db, main_file(conn_or_db))
+
+
+@pytest.fixture
+def api(httpserver, monkeypatch):
+    """A loopback Context7 API (pytest-httpserver) that warm and the CLI talk to."""
+    monkeypatch.setenv("CONTEXT7_API_URL", httpserver.url_for("/api"))
+    monkeypatch.delenv("MEMHOOKS_OFFLINE", raising=False)
+    return httpserver

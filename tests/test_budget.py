@@ -34,13 +34,6 @@ def project(store, tmp_path):
     return proj
 
 
-@pytest.fixture
-def api(httpserver, monkeypatch):
-    monkeypatch.setenv("CONTEXT7_API_URL", httpserver.url_for("/api"))
-    monkeypatch.delenv("MEMHOOKS_OFFLINE", raising=False)
-    return httpserver
-
-
 def serve(api, *, status=200, headers=None):
     def handler(request):
         body = {"results": [{"id": "/fastapi/fastapi", "title": "FastAPI", "description": "docs",

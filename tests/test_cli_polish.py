@@ -60,13 +60,6 @@ def project(store, tmp_path):
     return proj
 
 
-@pytest.fixture
-def api(httpserver, monkeypatch):
-    monkeypatch.setenv("CONTEXT7_API_URL", httpserver.url_for("/api"))
-    monkeypatch.delenv("MEMHOOKS_OFFLINE", raising=False)
-    return httpserver
-
-
 LIBS = {"react": "/facebook/react", "zod": "/colinhacks/zod"}
 
 

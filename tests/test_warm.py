@@ -57,13 +57,6 @@ def project(store, tmp_path):
     return proj
 
 
-@pytest.fixture
-def api(httpserver, monkeypatch):
-    monkeypatch.setenv("CONTEXT7_API_URL", httpserver.url_for("/api"))
-    monkeypatch.delenv("MEMHOOKS_OFFLINE", raising=False)
-    return httpserver
-
-
 def serve_search(api, *, status=200, headers=None, body=None, delay=0.0, asked=None, answered=None):
     def handler(request):
         if asked is not None:

@@ -726,3 +726,18 @@ def _fixture():
 
 
 claude_bin = _fixture()  # e2e test modules import it: `from harness import claude_bin`
+
+
+def ctx7_env(tmp: Path, claude_bin, allow: str, **extra_env: str) -> E2EEnv:
+    """An e2e environment whose PATH has the real ctx7 CLI (installed once, outside git) and
+    whose permissions allow `allow` (a Bash rule); skips when ctx7 cannot be installed."""
+    try:
+        ctx7_bin = install_ctx7()
+    except InstallError as e:
+        unavailable(f"cannot install ctx7@{CTX7_VERSION}: {e}")
+    env = E2EEnv(tmp, claude_bin)
+    env.settings["permissions"]["allow"].append(allow)
+    env.write_settings()
+    env.extra_env.update(PATH=f"{ctx7_bin}:{_base_env().get('PATH', '/usr/bin:/bin')}",
+                         CTX7_TELEMETRY_DISABLED="1", **extra_env)
+    return env

@@ -52,15 +52,7 @@ ID_LIBRARY, ID_DOCS, ID_MENTION = (f"toolu_e2e_s0_{i}" for i in range(3))
 
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory: pytest.TempPathFactory, claude_bin):
-    try:
-        ctx7_bin = harness.install_ctx7()
-    except harness.InstallError as e:
-        harness.unavailable(f"cannot install ctx7@{harness.CTX7_VERSION}: {e}")
-    env = harness.E2EEnv(tmp_path_factory.mktemp("e2e-ctx7"), claude_bin)
-    env.settings["permissions"]["allow"].append("Bash")
-    env.write_settings()
-    env.extra_env.update(PATH=f"{ctx7_bin}:{harness._base_env().get('PATH', '/usr/bin:/bin')}",
-                         CTX7_TELEMETRY_DISABLED="1")
+    env = harness.ctx7_env(tmp_path_factory.mktemp("e2e-ctx7"), claude_bin, "Bash")
     first = env.run("Look up React's effect cleanup with the ctx7 CLI.", SESSION1)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _docs(env):

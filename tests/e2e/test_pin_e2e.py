@@ -47,15 +47,8 @@ ID_ASK, ID_CTX7 = "toolu_e2e_s0_0", "toolu_e2e_s0_1"
 
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory: pytest.TempPathFactory, claude_bin):
-    try:
-        ctx7_bin = harness.install_ctx7()
-    except harness.InstallError as e:
-        harness.unavailable(f"cannot install ctx7@{harness.CTX7_VERSION}: {e}")
-    env = harness.E2EEnv(tmp_path_factory.mktemp("e2e-pin"), claude_bin)
-    env.settings["permissions"]["allow"].append("Bash(ctx7:*)")
-    env.write_settings()
-    env.extra_env.update(PATH=f"{ctx7_bin}:{harness._base_env().get('PATH', '/usr/bin:/bin')}",
-                         CTX7_TELEMETRY_DISABLED="1", MEMHOOKS_PIN_VERSIONS="1")
+    env = harness.ctx7_env(tmp_path_factory.mktemp("e2e-pin"), claude_bin, "Bash(ctx7:*)",
+                           MEMHOOKS_PIN_VERSIONS="1")
     first = env.run("Look up React's docs for this project.", [[ASK, CTX7]])
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _docs(env, PINNED):

@@ -113,19 +113,30 @@ def ensure_vectors(conn) -> int:
         " WHERE v.section_id IS NULL ORDER BY s.id", (MODEL,))]
     done = 0
     for start in range(0, len(missing), EMBED_BATCH):
-        ids = missing[start:start + EMBED_BATCH]
-        batch = conn.execute(f"SELECT id, title, headings, body FROM section_texts WHERE id IN "
-                             f"({','.join('?' * len(ids))})", ids).fetchall()
-        vecs = embed([section_text(r[1], r[2], r[3]) for r in batch])
-        try:
-            with transaction(conn):
-                conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, model, vector)"
-                                 " VALUES (?, ?, ?)", [(r[0], MODEL, v.tobytes()) for r, v in zip(batch, vecs, strict=True)])
-        except sqlite3.Error as exc:
-            log_error(f"semantic search: vectors not kept ({exc})")
+        made, kept = _embed_and_keep(conn, missing[start:start + EMBED_BATCH])
+        if not kept:
             return done
-        done += len(batch)
+        done += len(made)
     return done
+
+
+def _embed_and_keep(conn, ids: list[int]) -> tuple[dict[int, bytes], bool]:
+    """Embed these sections ({section id: float32 bytes}) and keep their vectors; whether
+    they were kept (a store that refuses the write is logged once, the vectors still used)."""
+    rows = conn.execute(f"SELECT id, title, headings, body FROM section_texts WHERE id IN "
+                        f"({','.join('?' * len(ids))})", ids).fetchall()
+    if not rows:
+        return {}, True
+    vecs = embed([section_text(r[1], r[2], r[3]) for r in rows])
+    made = {r[0]: v.tobytes() for r, v in zip(rows, vecs, strict=True)}
+    try:
+        with transaction(conn):
+            conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, model, vector)"
+                             " VALUES (?, ?, ?)", [(i, MODEL, b) for i, b in made.items()])
+    except sqlite3.Error as exc:
+        log_error(f"semantic search: vectors not kept ({exc})")
+        return made, False
+    return made, True
 
 
 def _matrix(conn):
@@ -158,17 +169,7 @@ def cosines(conn, query: str, section_ids) -> dict[int, float]:
         (MODEL, *ids))}
     missing = [i for i in ids if i not in got]
     if missing:
-        rows = conn.execute(f"SELECT id, title, headings, body FROM section_texts WHERE id IN "
-                            f"({','.join('?' * len(missing))})", missing).fetchall()
-        if rows:
-            vecs = embed([section_text(r[1], r[2], r[3]) for r in rows])
-            got.update((r[0], v.tobytes()) for r, v in zip(rows, vecs, strict=True))
-            try:
-                with transaction(conn):
-                    conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, model, vector)"
-                                     " VALUES (?, ?, ?)", [(r[0], MODEL, v.tobytes()) for r, v in zip(rows, vecs, strict=True)])
-            except sqlite3.Error as exc:
-                log_error(f"semantic search: vectors not kept ({exc})")
+        got.update(_embed_and_keep(conn, missing)[0])
     have = [i for i in ids if i in got]
     if not have:
         return {}
