@@ -268,6 +268,9 @@ def test_a_bump_moves_the_pin(world):
     ("1.0.0", ["v10", "v1.0.0.1"], None),
     ("", ["v1"], None),
     ("1.2.3", [], None),
+    ("18.02.0", ["v18.2"], "v18.2"),              # leading zeros aside
+    ("1" * 5000 + ".0", ["v" + "1" * 5000, "v1"], "v" + "1" * 5000),  # no int(): never raises
+    ("1.0.0", ["9" * 5000 + ".1"], None),
 ])
 def test_matching_version_rule(installed, listed, want):
     assert matching_version(installed, listed) == want

@@ -80,13 +80,19 @@ def pick_library(name: str, candidates: list[tuple[str, str | None]]
     return 0, "first"
 
 
-def _release(plain: str) -> list[int] | None:
-    """The release numbers of a version without its leading v (`18.2.0-rc.1` -> [18, 2, 0]),
+def _number(digits: str) -> str:
+    """A release number compared as text, leading zeros aside (no int(): a hostile version
+    of thousands of digits would make int() raise)."""
+    return digits.lstrip("0") or "0"
+
+
+def _release(plain: str) -> list[str] | None:
+    """The release numbers of a version without its leading v (`18.2.0-rc.1` -> 18, 2, 0),
     or None when they are not all ASCII digits."""
     parts = plain.split("+", 1)[0].split("-", 1)[0].split(".")
     if not all(p.isascii() and p.isdigit() for p in parts):
         return None
-    return [int(p) for p in parts]
+    return [_number(p) for p in parts]
 
 
 def matching_version(version: str | None, known) -> str | None:
@@ -116,7 +122,7 @@ def matching_version(version: str | None, known) -> str | None:
         if (release is None or not parts or len(parts) >= len(release) or len(parts) <= best_len
                 or not all(p.isascii() and p.isdigit() for p in parts)):
             continue
-        if [int(p) for p in parts] == release[:len(parts)]:
+        if [_number(p) for p in parts] == release[:len(parts)]:
             best, best_len = v.strip(), len(parts)
     return best
 
