@@ -204,17 +204,22 @@ def test_legacy_get_library_docs_and_argument_aliases(world):
 def test_ctx7_docs_through_bash_gets_the_pinned_id_in_its_command(world):
     project, db, _ = world
     session_start(project)
-    cmd = f'npx -y ctx7@0.5.12 docs {LIB} "useEffect cleanup function" --json'
+    cmd = f'ctx7 docs {LIB} "useEffect cleanup function" --json'
     out = pre(project, {"command": cmd, "description": "Context7 docs", "timeout": 60000}, tool="Bash")
     assert out["permissionDecision"] == "allow", out
     assert out["updatedInput"] == {
-        "command": f"npx -y ctx7@0.5.12 docs {LIB}/v18.2.0 'useEffect cleanup function' --json",
+        "command": f"ctx7 docs {LIB}/v18.2.0 'useEffect cleanup function' --json",
         "description": "Context7 docs", "timeout": 60000}
     assert "package-lock.json" in out["additionalContext"]
-    # a versioned ID, `ctx7 library`, and a command that merely mentions ctx7: untouched
+    # a versioned ID, `ctx7 library`, a command that merely mentions ctx7, and the commands
+    # the hook would approve along with the pin (a package runner fetches and runs a package;
+    # an assignment can run code): untouched, the user's permissions decide them
     for other in (f'ctx7 docs {LIB}/v19.0.0 "hooks"', "ctx7 library react hooks",
-                  f'echo ctx7 docs {LIB} "hooks"', f'ctx7 docs {LIB} "hooks" && rm -rf x'):
+                  f'echo ctx7 docs {LIB} "hooks"', f'ctx7 docs {LIB} "hooks" && rm -rf x',
+                  f'npx -y ctx7@0.5.12 docs {LIB} "hooks"',
+                  f'NODE_OPTIONS=--require=./x.js ctx7 docs {LIB} "hooks"'):
         assert pre(project, {"command": other}, tool="Bash", session="s2") == {}, other
+    cmd = f'npx -y ctx7@0.5.12 docs {LIB} "useEffect cleanup function" --json'
     # with the pinned version's docs in the store, the command is served from them
     capture(db, project, f"{LIB}/v18.2.0", V18)
     served = pre(project, {"command": cmd}, tool="Bash", session="s3")

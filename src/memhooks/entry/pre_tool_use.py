@@ -50,7 +50,13 @@ def _run() -> int:
             return 0  # any other Bash command, or `ctx7 library` (captured, not served)
         own = payload["tool_input"]  # a dict: bash_lookup read its command
 
-        def rewrite(library_id: str) -> dict:  # a pinned version: the same command, that ID
+        def rewrite(library_id: str) -> dict | None:
+            """A pinned version: the same command asking for that ID, which the hook approves
+            (`permissionDecision: allow`), so only a plain `ctx7 docs …`: never one behind a
+            package runner (`npx` fetches and runs a package) or a variable assignment
+            (`NODE_OPTIONS=…` runs code), which the user's own permissions must decide."""
+            if cmd.words[0] != "ctx7":
+                return None
             return {**own, "command": with_library_id(cmd, library_id)}
     from memhooks.recall.serve import hook_json, serve_payload  # past the Bash checks
 

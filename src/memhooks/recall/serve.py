@@ -304,11 +304,13 @@ def serve_payload(payload: dict, db: str, now: float | None = None,
         if pin is not None:
             updated = rewrite(pin.library_id) if rewrite is not None else (
                 with_docs_library_id(tool, own_input, pin.library_id) if isinstance(own_input, dict) else None)
-            if isinstance(updated, dict) and isinstance(tool_input, dict):
-                let_through = pinning.allow(pin, updated)
-                tool_input = with_docs_library_id(tool, tool_input, pin.library_id)
-            else:
+            if not isinstance(tool_input, dict):
                 pin = None
+            else:
+                # Rewritten and approved only when the call can be (a plain `ctx7 docs` command,
+                # see memhooks.entry.pre_tool_use); else only the pinned docs may answer it.
+                let_through = pinning.allow(pin, updated) if isinstance(updated, dict) else None
+                tool_input = with_docs_library_id(tool, tool_input, pin.library_id)
         if kind is None:
             return let_through  # serving is off for this tool: the pin alone
         if serve_log.recently_served(conn, key, now - _num("MEMHOOKS_SERVE_INSIST_S", 600)):
