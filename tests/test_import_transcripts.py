@@ -110,6 +110,46 @@ def test_pending_tool_uses_are_bounded(tmp_path):
 
 # ----------------------------------------------------------------------------- the command
 
+def _ctx7_transcript(path: Path) -> None:
+    """A session in the shape the real CLI writes (rows as in denied.jsonl): a `ctx7 docs`
+    lookup through Bash with the real ctx7 0.5.12 output (tests/fixtures/ctx7), and a Bash
+    call that merely mentions ctx7."""
+    docs = json.loads((FIXTURES.parent / "ctx7" / "docs_text.json").read_text())
+    calls = [("toolu_ctx7_docs", docs["command"], docs["stdout"]),
+             ("toolu_ctx7_echo", 'echo ctx7 docs /facebook/react "useEffect cleanup"',
+              "ctx7 docs /facebook/react useEffect cleanup")]
+    rows = []
+    for n, (tid, command, stdout) in enumerate(calls):
+        common = {"sessionId": "5e55f0e1-0c7a-4d1e-9a7b-000000000001", "cwd": PROJECT,
+                  "isSidechain": False, "userType": "external", "version": "2.1.337"}
+        rows.append({**common, "type": "assistant", "uuid": f"a{n}",
+                     "timestamp": f"2026-12-01T21:40:0{n}.000Z",
+                     "message": {"role": "assistant", "content": [
+                         {"type": "tool_use", "id": tid, "name": "Bash",
+                          "input": {"command": command, "description": "Context7 docs"}}]}})
+        rows.append({**common, "type": "user", "uuid": f"u{n}",
+                     "timestamp": f"2026-12-01T21:40:0{n}.500Z",
+                     "message": {"role": "user", "content": [
+                         {"tool_use_id": tid, "type": "tool_result", "content": stdout, "is_error": False}]},
+                     "toolUseResult": {"stdout": stdout, "stderr": "", "interrupted": False,
+                                       "isImage": False, "noOutputExpected": False}})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_a_ctx7_lookup_through_bash_is_imported_like_a_live_one(store, tmp_path):
+    transcript = tmp_path / "t" / "ctx7.jsonl"
+    transcript.parent.mkdir()
+    _ctx7_transcript(transcript)
+    calls, stats = _read_all(transcript)
+    assert [c.tool_use_id for c in calls] == ["toolu_ctx7_docs"]  # the echo is not a lookup
+    assert calls[0].tool_response["stdout"].startswith("### useEffect cleanup function")
+    out = _json(cli("import-transcripts", "--json", str(transcript.parent)))
+    assert out["tool_calls"]["found"] == 1 and out["events"]["new"] == 1
+    rows = db_rows(store, "SELECT source_tool, library_id, document_text(body) FROM documents")
+    assert [(r[0], r[1]) for r in rows] == [("context7", "/facebook/react")], rows
+    assert "heron cleanup ledger" in rows[0][2]
+
+
 def test_import_real_transcripts_then_nothing_new(store, tmp_path):
     out = _json(cli("import-transcripts", "--json", FIXTURES))
     assert out["files"] == 3 and out["sessions"] == 3

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from memhooks.ctx7_command import parse as parse_ctx7
 from memhooks.tools import TOOL_MATCHER
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # the journal's own payload cap
@@ -47,13 +48,16 @@ _DENIAL_RE = re.compile(
 _MATCHER: re.Pattern[str] | None = None  # compiled on first use
 
 
-def captured_tool(name) -> bool:
-    """Whether a tool is one memhooks captures (the PostToolUse matcher of its hooks). Bash is
-    not: its hooks take a Context7 CLI lookup by its command, which an import does not read."""
+def captured_tool(name, tool_input=None) -> bool:
+    """Whether a call is one memhooks captures (the PostToolUse matcher of its hooks): a Bash
+    call only when its command is a Context7 CLI lookup (`ctx7 library|docs …`), as the
+    hooks decide it."""
     global _MATCHER
     if _MATCHER is None:
         _MATCHER = re.compile(TOOL_MATCHER)
-    return isinstance(name, str) and name != "Bash" and _MATCHER.search(name) is not None
+    if name == "Bash":
+        return isinstance(tool_input, dict) and parse_ctx7(tool_input.get("command")) is not None
+    return isinstance(name, str) and _MATCHER.search(name) is not None
 
 
 def transcript_roots(env: Mapping[str, str] | None = None) -> list[str]:
@@ -262,7 +266,7 @@ def read_transcript(fh, path: str, stats: ReadStats, *, max_line_bytes: int = MA
                 if not isinstance(block, dict) or block.get("type") != "tool_use":
                     continue
                 name, tid = block.get("name"), block.get("id")
-                if not wanted(name):
+                if not wanted(name, block.get("input")):
                     continue
                 if not isinstance(tid, str) or not tid or session is None:
                     stats.unknown_shapes += 1
@@ -311,6 +315,11 @@ def _response(name: str, tool_input: dict, block: dict, structured):
     """The hook's tool_response: the structured result when the line has one, else rebuilt
     from the tool_result content."""
     content = block.get("content")
+    if name == "Bash":  # the Bash tool's own {stdout, stderr, interrupted, isImage}, as a hook gets it
+        if isinstance(structured, dict) and isinstance(structured.get("stdout"), str):
+            return structured
+        text = _text_of(content)
+        return {"stdout": text, "stderr": "", "interrupted": False, "isImage": False} if text.strip() else None
     if name in ("WebFetch", "WebSearch"):
         if isinstance(structured, dict):
             return structured
