@@ -21,6 +21,8 @@ def add_functions(conn: sqlite3.Connection) -> None:
     a document (which the FTS index and the readers see through the view document_texts)."""
     conn.create_function("document_text", 1, document_text, deterministic=True)
     conn.create_function("document_head", 2, document_head, deterministic=True)
+    # One section's text (the view section_texts, the triggers that index sections).
+    conn.create_function("document_slice", 3, document_slice, deterministic=True)
     # A text's sections (memhooks.sections) as JSON: the triggers that keep `sections` read it.
     conn.create_function("memhooks_sections", 1, spans_json, deterministic=True)
 
@@ -44,6 +46,18 @@ def document_text(body) -> str | None:
         return ""
     _LAST[:] = [body, text]
     return text
+
+
+def document_slice(body, start, length) -> str | None:
+    """`length` characters of a document's text from character `start` (0-based; what
+    substr(text, start + 1, length) gives), slicing the text decompressed once for all of a
+    document's sections instead of handing SQLite the whole text for each."""
+    text = document_text(body)
+    if text is None:
+        return None
+    if not isinstance(start, int) or not isinstance(length, int) or start < 0 or length <= 0:
+        return ""
+    return text[start:start + length]
 
 
 def document_head(body, limit) -> bytes:
