@@ -48,6 +48,7 @@ from memhooks.store.reads import note_documents
 
 MAX_TOKENS = 32          # distinct tokens used from one query
 RANK_WINDOW = 20000      # BM25 ranks at most the newest this-many matching sections
+EXACT_CHARS = 64 * 1024  # of a hit section read for its words as written (order only)
 SECTIONS_PER_PAGE = 4    # sections ranked per page asked for (a page's best section stands for it)
 MAX_LIMIT = 100          # results per search
 LIKE_SCAN_CAP = 2000     # newest documents a substring search looks at
@@ -146,14 +147,16 @@ def _ranked(conn, match: str | None, limit: int, libraries, ) -> list[tuple[int,
 def _exact_docs(conn, q: Query, hits: list[tuple[int, int, float]]) -> set[int]:
     """The pages among these section hits (sections holding every term, stemmed) one of whose
     hit sections holds every term as written: its words, an identifier's in order, in the
-    page title, the heading path or the section text (a section is at most a few KiB)."""
+    page title, the heading path or the section text (a section is at most a few KiB; the
+    last of a page cut into MAX_SECTIONS can be long, so EXACT_CHARS of it are read)."""
     if not q.terms or not hits:
         return set()
     wanted = [" " + " ".join(t) + " " for t in q.terms]
     holding: set[int] = set()
     for sid, d, _ in sorted(hits, key=lambda h: h[1]):  # by page: its text is decompressed once
         if d not in holding:
-            written = " " + " ".join(_WORD_RE.findall(queries.section_fields(conn, sid).lower())) + " "
+            fields = queries.section_fields(conn, sid)[:EXACT_CHARS]
+            written = " " + " ".join(_WORD_RE.findall(fields.lower())) + " "
             if all(w in written for w in wanted):
                 holding.add(d)
     return holding
